@@ -1,0 +1,123 @@
+//! The typed errors every fallible entry point of hhg-core returns.
+
+use std::fmt;
+
+/// The coordinate axis a point error refers to.
+pub const AXIS_NAMES: [char; 3] = ['x', 'y', 'z'];
+
+/// Why a search could not be built or queried. Each variant names the offending value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Error {
+    /// The search radius was zero, negative, NaN or infinite.
+    InvalidRadius {
+        /// The radius as given, widened to `f64`.
+        radius: f64,
+    },
+    /// A coordinate was NaN or infinite.
+    NonFiniteCoordinate {
+        /// Index of the point in the caller's numbering.
+        index: usize,
+        /// Axis of the coordinate: 0 = x, 1 = y, 2 = z.
+        axis: usize,
+        /// The coordinate, widened to `f64`.
+        value: f64,
+    },
+    /// The points span more cells along one axis than the grid's integer cell index holds.
+    CoordinateOutOfRange {
+        /// Index of a point at the far end of the offending axis.
+        index: usize,
+        /// Axis of the coordinate: 0 = x, 1 = y, 2 = z.
+        axis: usize,
+        /// The coordinate, widened to `f64`.
+        value: f64,
+        /// How many cells the points span along that axis.
+        cells: f64,
+        /// The largest span in cells the grid accepts.
+        limit: f64,
+    },
+    /// More points than the `u32` index type can number.
+    TooManyPoints {
+        /// How many points were given.
+        count: usize,
+        /// The largest count accepted.
+        limit: usize,
+    },
+    /// Separate coordinate slices of different lengths.
+    LengthMismatch {
+        /// Length of the x slice.
+        x: usize,
+        /// Length of the y slice.
+        y: usize,
+        /// Length of the z slice.
+        z: usize,
+    },
+    /// A point-set id that the search does not hold.
+    UnknownPointSet {
+        /// The id as given.
+        set: usize,
+        /// How many sets the search holds.
+        sets: usize,
+    },
+    /// The new positions of a point set do not have the set's point count.
+    PointCountChanged {
+        /// The set's id.
+        set: usize,
+        /// Points the set had.
+        expected: usize,
+        /// Points given now.
+        given: usize,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Error::InvalidRadius { radius } => {
+                write!(f, "the search radius must be finite and > 0, got {radius}")
+            }
+            Error::NonFiniteCoordinate { index, axis, value } => write!(
+                f,
+                "point {index} has a non-finite {} coordinate ({value})",
+                AXIS_NAMES[axis]
+            ),
+            Error::CoordinateOutOfRange {
+                index,
+                axis,
+                value,
+                cells,
+                limit,
+            } => write!(
+                f,
+                "point {index} ({} = {value}) puts the points {cells:.3e} cells apart along {}, \
+                 beyond the grid's integer range of {limit:.3e} cells; use a larger radius or split the domain",
+                AXIS_NAMES[axis], AXIS_NAMES[axis]
+            ),
+            Error::TooManyPoints { count, limit } => {
+                write!(
+                    f,
+                    "{count} points given, but at most {limit} can be indexed"
+                )
+            }
+            Error::LengthMismatch { x, y, z } => write!(
+                f,
+                "coordinate slices differ in length: x has {x}, y has {y}, z has {z}"
+            ),
+            Error::UnknownPointSet { set, sets } => {
+                write!(
+                    f,
+                    "point set {set} does not exist (the search holds {sets})"
+                )
+            }
+            Error::PointCountChanged {
+                set,
+                expected,
+                given,
+            } => write!(
+                f,
+                "point set {set} has {expected} points but {given} positions were given"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

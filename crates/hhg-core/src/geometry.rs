@@ -1,0 +1,372 @@
+//! The cell table: bounding box and validation, the choice between a dense and a hashed
+//! table, and cell keys computed 8 lanes at a time (with a scalar reference).
+
+use rayon::prelude::*;
+use wide::{f64x4, i64x4};
+
+use crate::error::Error;
+use crate::real::{LANES, Real};
+
+/// Relative margin of the cell edge over the search radius.
+///
+/// Cell coordinates are computed in `f64`; the margin absorbs their rounding (about
+/// `2^-52` relative, at most `2^-22` cells at the largest accepted span) and the rounding
+/// of the distance test itself, so a pair within `r` is never more than one cell apart.
+pub const CELL_MARGIN: f64 = 1e-5;
+
+/// The largest span, in cells, the points may cover along one axis (Schornbaum §3.2).
+pub const MAX_SPAN_CELLS: f64 = (1u64 << 30) as f64;
+
+/// A dense table is used when it needs at most this many buckets per point (and at least
+/// [`MIN_DENSE_BUCKETS`]); otherwise the table is hashed.
+const DENSE_BUCKETS_PER_POINT: usize = 4;
+
+/// Any occupied box whose dense table has at most this many buckets is stored densely.
+const MIN_DENSE_BUCKETS: usize = 1 << 12;
+
+/// A hashed table has about this many buckets per point (rounded to a power of two).
+const HASHED_BUCKETS_PER_POINT: usize = 2;
+
+/// Each axis of the table has at least `2^MIN_SHIFT` buckets, so the 27 offsets of a cell's
+/// neighbourhood land in 27 distinct buckets even when the table wraps around.
+const MIN_SHIFT: u32 = 2;
+
+/// Points per rayon task when hashing.
+const HASH_CHUNK: usize = 1 << 14;
+
+/// Borrowed input positions, either array-of-structs or three separate slices.
+#[derive(Clone, Copy, Debug)]
+pub enum Points<'a, T> {
+    /// `[x, y, z]` per point.
+    Aos(&'a [[T; 3]]),
+    /// Separate coordinate slices of equal length.
+    Soa(&'a [T], &'a [T], &'a [T]),
+}
+
+impl<T: Real> Points<'_, T> {
+    /// How many points there are.
+    #[inline]
+    pub fn len(&self) -> usize {
+        match self {
+            Points::Aos(p) => p.len(),
+            Points::Soa(x, _, _) => x.len(),
+        }
+    }
+
+    /// Tells whether there is no point.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Point `i`.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> [T; 3] {
+        match self {
+            Points::Aos(p) => p[i],
+            Points::Soa(x, y, z) => [x[i], y[i], z[i]],
+        }
+    }
+
+    /// Checks that separate slices agree in length.
+    pub(crate) fn check_lengths(&self) -> Result<(), Error> {
+        if let Points::Soa(x, y, z) = self
+            && (x.len() != y.len() || x.len() != z.len())
+        {
+            return Err(Error::LengthMismatch {
+                x: x.len(),
+                y: y.len(),
+                z: z.len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Axis `axis` of points `start..start + 8`, padding past the end with [`Real::PAD`].
+    #[inline(always)]
+    fn lanes(&self, axis: usize, start: usize) -> [T; 8] {
+        let end = (start + LANES).min(self.len());
+        let mut out = [T::PAD; LANES];
+        match self {
+            Points::Aos(p) => {
+                for (o, q) in out.iter_mut().zip(&p[start..end]) {
+                    *o = q[axis];
+                }
+            }
+            Points::Soa(x, y, z) => {
+                let column = [x, y, z][axis];
+                out[..end - start].copy_from_slice(&column[start..end]);
+            }
+        }
+        out
+    }
+}
+
+/// The bounding box of a point set.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bounds {
+    /// Smallest coordinate per axis.
+    pub min: [f64; 3],
+    /// Largest coordinate per axis.
+    pub max: [f64; 3],
+}
+
+/// Computes the bounding box, refusing NaN and infinite coordinates. `None` when empty.
+pub fn bounds<T: Real>(points: Points<'_, T>) -> Result<Option<Bounds>, Error> {
+    let n = points.len();
+    if n == 0 {
+        return Ok(None);
+    }
+    let identity = || ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3], true);
+    let (min, max, finite) = (0..n.div_ceil(HASH_CHUNK))
+        .into_par_iter()
+        .map(|chunk| {
+            let (mut min, mut max, mut finite) = identity();
+            for i in chunk * HASH_CHUNK..((chunk + 1) * HASH_CHUNK).min(n) {
+                let p = points.get(i);
+                for axis in 0..3 {
+                    let v = p[axis];
+                    finite &= v.is_finite();
+                    let v = v.to_f64();
+                    min[axis] = min[axis].min(v);
+                    max[axis] = max[axis].max(v);
+                }
+            }
+            (min, max, finite)
+        })
+        .reduce(identity, |a, b| {
+            (
+                std::array::from_fn(|k| a.0[k].min(b.0[k])),
+                std::array::from_fn(|k| a.1[k].max(b.1[k])),
+                a.2 && b.2,
+            )
+        });
+    if !finite {
+        return Err(first_non_finite(points).expect("a non-finite coordinate was seen"));
+    }
+    Ok(Some(Bounds { min, max }))
+}
+
+/// The first NaN or infinite coordinate, as an error.
+pub(crate) fn first_non_finite<T: Real>(points: Points<'_, T>) -> Option<Error> {
+    (0..points.len()).find_map(|index| {
+        let p = points.get(index);
+        (0..3)
+            .find(|&axis| !p[axis].is_finite())
+            .map(|axis| Error::NonFiniteCoordinate {
+                index,
+                axis,
+                value: p[axis].to_f64(),
+            })
+    })
+}
+
+/// Which kernel computes cell keys and distance masks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Kernel {
+    /// 8 lanes at a time with `wide` (the default).
+    #[default]
+    Simd,
+    /// One lane at a time: the reference the SIMD path is tested against.
+    Scalar,
+}
+
+/// The geometry of one grid level: where cells are and how they map to buckets.
+///
+/// Buckets are numbered `(ix & mx) | (iy & my) << sx | (iz & mz) << (sx + sy)` with
+/// power-of-two dims per axis (Schornbaum's geometric hashing): neighbouring cells stay
+/// neighbouring buckets, so a cell's 26 neighbours are fixed offsets with wrap-around.
+/// A *dense* table has dims larger than the occupied span on every axis and never aliases;
+/// a *hashed* table wraps, and the distance test filters the foreign points that share a bucket.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CellTable {
+    /// Corner of cell `(0, 0, 0)`: the minimum of the bounding box.
+    pub origin: [f64; 3],
+    /// Cell edge: the radius times `1 + CELL_MARGIN`.
+    pub cell: f64,
+    /// `1 / cell`.
+    pub inv_cell: f64,
+    /// Cells the points span per axis (`floor(extent / cell) + 1`).
+    pub span: [i32; 3],
+    /// `log2` of the table dims per axis.
+    pub shift: [u32; 3],
+    /// Whether the table is dense (no aliasing).
+    pub dense: bool,
+}
+
+impl CellTable {
+    /// Chooses the table for `n` points in `bounds`, searched with `radius`.
+    pub fn choose(
+        bounds: &Bounds,
+        n: usize,
+        radius: f64,
+        points: Points<'_, impl Real>,
+    ) -> Result<Self, Error> {
+        let cell = radius * (1.0 + CELL_MARGIN);
+        let inv_cell = 1.0 / cell;
+        let mut span = [0i32; 3];
+        let mut shift = [0u32; 3];
+        for axis in 0..3 {
+            let cells = (bounds.max[axis] - bounds.min[axis]) * inv_cell;
+            if cells.is_nan() || cells >= MAX_SPAN_CELLS {
+                let index = (0..points.len())
+                    .find(|&i| points.get(i)[axis].to_f64() == bounds.max[axis])
+                    .unwrap_or(0);
+                return Err(Error::CoordinateOutOfRange {
+                    index,
+                    axis,
+                    value: bounds.max[axis],
+                    cells,
+                    limit: MAX_SPAN_CELLS,
+                });
+            }
+            span[axis] = cells.floor() as i32 + 1;
+            // Dims strictly larger than the span: the wrapped neighbours of border cells are empty.
+            shift[axis] = (span[axis] as u32 + 1)
+                .next_power_of_two()
+                .trailing_zeros()
+                .max(MIN_SHIFT);
+        }
+        let dense_limit = (n * DENSE_BUCKETS_PER_POINT).max(MIN_DENSE_BUCKETS);
+        let total: u32 = shift.iter().sum();
+        let dense = total < usize::BITS - 1 && (1usize << total) <= dense_limit && total <= 31;
+        if !dense {
+            // Halve the longest axis until the table has about HASHED_BUCKETS_PER_POINT buckets
+            // per point: the dims keep following the box's aspect.
+            let target = (n * HASHED_BUCKETS_PER_POINT)
+                .next_power_of_two()
+                .trailing_zeros()
+                .clamp(3 * MIN_SHIFT, 30);
+            while shift.iter().sum::<u32>() > target {
+                let longest = (0..3).max_by_key(|&a| (shift[a], 3 - a)).unwrap();
+                if shift[longest] <= MIN_SHIFT {
+                    break;
+                }
+                shift[longest] -= 1;
+            }
+        }
+        Ok(Self {
+            origin: bounds.min,
+            cell,
+            inv_cell,
+            span,
+            shift,
+            dense,
+        })
+    }
+
+    /// Table dims per axis.
+    #[inline]
+    pub fn dims(&self) -> [u32; 3] {
+        self.shift.map(|s| 1 << s)
+    }
+
+    /// The number of buckets.
+    #[inline]
+    pub fn buckets(&self) -> usize {
+        1 << self.shift.iter().sum::<u32>()
+    }
+
+    /// Cell coordinate of `value` along `axis`, clamped to `-2..=span + 1` so that far query
+    /// points land in a cell with no occupied neighbour (exact for the set's own points).
+    #[inline(always)]
+    pub fn coord(&self, value: f64, axis: usize) -> i32 {
+        ((value - self.origin[axis]) * self.inv_cell)
+            .max(-2.0)
+            .min(f64::from(self.span[axis] + 1))
+            .floor() as i32
+    }
+
+    /// Cell coordinates of a point.
+    #[inline(always)]
+    pub fn coords<T: Real>(&self, p: [T; 3]) -> [i32; 3] {
+        std::array::from_fn(|axis| self.coord(p[axis].to_f64(), axis))
+    }
+
+    /// Bucket of cell coordinates (wrapping on a hashed table).
+    #[inline(always)]
+    pub fn bucket(&self, c: [i32; 3]) -> u32 {
+        let mask = |axis: usize| (c[axis] & ((1 << self.shift[axis]) - 1)) as u32;
+        mask(0) | mask(1) << self.shift[0] | mask(2) << (self.shift[0] + self.shift[1])
+    }
+
+    /// Bucket coordinates of bucket `b`.
+    #[inline(always)]
+    pub fn bucket_coords(&self, b: u32) -> [u32; 3] {
+        let [sx, sy, sz] = self.shift;
+        [
+            b & ((1 << sx) - 1),
+            (b >> sx) & ((1 << sy) - 1),
+            (b >> (sx + sy)) & ((1 << sz) - 1),
+        ]
+    }
+
+    /// Tells whether cell coordinates can have a point of the set within one cell: false only
+    /// for a dense table and a cell farther than one cell outside the occupied span.
+    #[inline(always)]
+    pub fn may_have_neighbours(&self, c: [i32; 3]) -> bool {
+        !self.dense || (0..3).all(|a| c[a] >= -1 && c[a] <= self.span[a])
+    }
+
+    /// Buckets of points `start..start + 8` by the scalar reference kernel.
+    #[inline]
+    fn keys8_scalar<T: Real>(&self, points: Points<'_, T>, start: usize) -> [u32; 8] {
+        std::array::from_fn(|k| {
+            if start + k < points.len() {
+                self.bucket(self.coords(points.get(start + k)))
+            } else {
+                0
+            }
+        })
+    }
+
+    /// Buckets of points `start..start + 8`, 8 lanes at a time: subtract the origin, multiply
+    /// by the inverse cell size, clamp, floor, mask with `dim - 1` per axis, combine.
+    #[inline]
+    fn keys8_simd<T: Real>(&self, points: Points<'_, T>, start: usize) -> [u32; 8] {
+        let mut keys = [i64x4::ZERO; 2];
+        let mut offset = 0u32;
+        for axis in 0..3 {
+            let lanes = points.lanes(axis, start);
+            let origin = f64x4::splat(self.origin[axis]);
+            let inv = f64x4::splat(self.inv_cell);
+            let low = f64x4::splat(-2.0);
+            let high = f64x4::splat(f64::from(self.span[axis] + 1));
+            let mask = i64x4::splat((1i64 << self.shift[axis]) - 1);
+            for (half, key) in keys.iter_mut().enumerate() {
+                let quad: &[T; 4] = lanes[half * 4..half * 4 + 4].try_into().unwrap();
+                let scaled = (T::widen4(quad) - origin) * inv;
+                let cell = scaled.max(low).min(high).floor().round_int();
+                *key |= (cell & mask) << offset;
+            }
+            offset += self.shift[axis];
+        }
+        let [lo, hi] = keys.map(|k| k.to_array());
+        std::array::from_fn(|k| {
+            if k < 4 {
+                lo[k] as u32
+            } else {
+                hi[k - 4] as u32
+            }
+        })
+    }
+
+    /// Computes the bucket of every point into `keys` (in parallel).
+    pub fn keys<T: Real>(&self, points: Points<'_, T>, kernel: Kernel, keys: &mut Vec<u32>) {
+        let n = points.len();
+        keys.resize(n, 0);
+        keys.par_chunks_mut(HASH_CHUNK)
+            .enumerate()
+            .for_each(|(chunk, out)| {
+                let base = chunk * HASH_CHUNK;
+                for (block, out) in out.chunks_mut(LANES).enumerate() {
+                    let start = base + block * LANES;
+                    let lanes = match kernel {
+                        Kernel::Simd => self.keys8_simd(points, start),
+                        Kernel::Scalar => self.keys8_scalar(points, start),
+                    };
+                    out.copy_from_slice(&lanes[..out.len()]);
+                }
+            });
+    }
+}

@@ -1,0 +1,281 @@
+//! One grid level over one point set: the build (validate, hash, counting sort, gather into
+//! sorted SoA columns) and the neighbourhood ranges every search walks.
+
+use rayon::prelude::*;
+
+use crate::columns::{COPY_CHUNK, PointColumns, check_count};
+use crate::error::Error;
+use crate::geometry::{Bounds, CellTable, Kernel, Points, bounds};
+use crate::real::Real;
+use crate::sort::{SortScratch, counting_sort};
+
+/// Points per work unit of a search: units end at bucket borders, so a unit holds about
+/// this many points; small enough to balance two to sixteen threads, large enough that
+/// scheduling costs nothing next to ~100 distance tests per point.
+const UNIT_POINTS: usize = 2048;
+
+/// At most this many contiguous ranges of sorted positions make up a neighbourhood: 9 rows
+/// of 3 cells, each row split in two where it wraps around the table.
+pub(crate) const MAX_RANGES: usize = 18;
+
+/// Contiguous ranges of sorted positions, ascending within each row.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Ranges {
+    pub(crate) ranges: [(u32, u32); MAX_RANGES],
+    pub(crate) len: usize,
+}
+
+impl Ranges {
+    #[inline(always)]
+    fn push(&mut self, start: u32, end: u32) {
+        if start < end {
+            self.ranges[self.len] = (start, end);
+            self.len += 1;
+        }
+    }
+
+    /// The non-empty ranges.
+    #[inline(always)]
+    pub(crate) fn as_slice(&self) -> &[(u32, u32)] {
+        &self.ranges[..self.len]
+    }
+}
+
+/// A built search structure over one point set for one radius: the points sorted by cell
+/// into SoA columns, the bucket starts, and the permutation back to the caller's numbering.
+///
+/// Build once per time step with [`Grid::build`]; every buffer is kept and reused, so a
+/// rebuild with no more points than before allocates nothing.
+#[derive(Debug)]
+pub struct Grid<T: Real> {
+    pub(crate) radius: T,
+    pub(crate) r2: T,
+    pub(crate) kernel: Kernel,
+    pub(crate) table: Option<CellTable>,
+    pub(crate) bounds: Option<Bounds>,
+    pub(crate) sorted: PointColumns<T>,
+    pub(crate) order: Vec<u32>,
+    pub(crate) starts: Vec<u32>,
+    pub(crate) units: Vec<(u32, u32)>,
+    keys: Vec<u32>,
+    sort_scratch: SortScratch,
+}
+
+/// Refuses a radius that is not finite and positive.
+pub(crate) fn check_radius<T: Real>(radius: T) -> Result<(), Error> {
+    let r = radius.to_f64();
+    if !(r.is_finite() && r > 0.0) {
+        return Err(Error::InvalidRadius { radius: r });
+    }
+    Ok(())
+}
+
+impl<T: Real> Grid<T> {
+    /// An empty grid for neighbour search within `radius` (pairs with distance `<= radius`).
+    pub fn new(radius: T) -> Result<Self, Error> {
+        check_radius(radius)?;
+        Ok(Self {
+            radius,
+            r2: radius * radius,
+            kernel: Kernel::Simd,
+            table: None,
+            bounds: None,
+            sorted: PointColumns::default(),
+            order: Vec::new(),
+            starts: Vec::new(),
+            units: Vec::new(),
+            keys: Vec::new(),
+            sort_scratch: SortScratch::default(),
+        })
+    }
+
+    /// Chooses the SIMD (default) or the scalar reference kernel; both give identical results.
+    pub fn set_kernel(&mut self, kernel: Kernel) {
+        self.kernel = kernel;
+    }
+
+    /// The search radius.
+    pub fn radius(&self) -> T {
+        self.radius
+    }
+
+    /// How many points the grid holds.
+    pub fn len(&self) -> usize {
+        self.sorted.len()
+    }
+
+    /// Tells whether the grid holds no point.
+    pub fn is_empty(&self) -> bool {
+        self.sorted.is_empty()
+    }
+
+    /// The cell table of the last build (`None` while empty).
+    pub fn table(&self) -> Option<&CellTable> {
+        self.table.as_ref()
+    }
+
+    /// The locality permutation: `order()[k]` is the caller's index of the `k`-th point in
+    /// cell order. Apply it to solver arrays with [`crate::reorder::apply_order`].
+    pub fn order(&self) -> &[u32] {
+        &self.order
+    }
+
+    /// The points in cell order, as SoA columns.
+    pub fn sorted_points(&self) -> &PointColumns<T> {
+        &self.sorted
+    }
+
+    /// Builds the grid over array-of-structs positions.
+    pub fn build(&mut self, points: &[[T; 3]]) -> Result<(), Error> {
+        self.build_points(Points::Aos(points))
+    }
+
+    /// Builds the grid over separate coordinate slices.
+    pub fn build_soa(&mut self, x: &[T], y: &[T], z: &[T]) -> Result<(), Error> {
+        self.build_points(Points::Soa(x, y, z))
+    }
+
+    /// Builds the grid: validate and bound, choose the table, hash 8 lanes at a time,
+    /// counting-sort by bucket, gather the sorted columns, cut the work units.
+    pub fn build_points(&mut self, points: Points<'_, T>) -> Result<(), Error> {
+        points.check_lengths()?;
+        let n = points.len();
+        check_count(n)?;
+        let Some(bounds) = bounds(points)? else {
+            self.clear();
+            return Ok(());
+        };
+        let table = CellTable::choose(&bounds, n, self.radius.to_f64(), points)?;
+        table.keys(points, self.kernel, &mut self.keys);
+        counting_sort(
+            &self.keys,
+            table.buckets(),
+            &mut self.starts,
+            &mut self.order,
+            &mut self.sort_scratch,
+        );
+        self.sorted.set_len(n);
+        let order = &self.order;
+        let [x, y, z] = self.sorted.columns_mut();
+        x.par_chunks_mut(COPY_CHUNK)
+            .zip(y.par_chunks_mut(COPY_CHUNK))
+            .zip(z.par_chunks_mut(COPY_CHUNK))
+            .zip(order.par_chunks(COPY_CHUNK))
+            .for_each(|(((x, y), z), order)| {
+                for (k, &i) in order.iter().enumerate() {
+                    let p = points.get(i as usize);
+                    x[k] = p[0];
+                    y[k] = p[1];
+                    z[k] = p[2];
+                }
+            });
+        self.table = Some(table);
+        self.bounds = Some(bounds);
+        self.cut_units();
+        Ok(())
+    }
+
+    /// Empties the grid, keeping its buffers.
+    fn clear(&mut self) {
+        self.table = None;
+        self.bounds = None;
+        self.sorted.set_len(0);
+        self.order.clear();
+        self.starts.clear();
+        self.units.clear();
+    }
+
+    /// Cuts the buckets into work units of about [`UNIT_POINTS`] points each.
+    fn cut_units(&mut self) {
+        self.units.clear();
+        let buckets = self.starts.len() - 1;
+        let n = self.len();
+        let mut lo = 0usize;
+        while lo < buckets {
+            let target = self.starts[lo] as usize + UNIT_POINTS;
+            let hi = if target >= n {
+                buckets
+            } else {
+                // The first bucket starting at or past the target ends the unit.
+                let hi = self.starts[..buckets].partition_point(|&s| (s as usize) < target);
+                hi.max(lo + 1)
+            };
+            self.units.push((lo as u32, hi as u32));
+            lo = hi;
+        }
+    }
+
+    /// Sorted positions of bucket `b`.
+    #[inline(always)]
+    pub(crate) fn bucket_range(&self, b: u32) -> (u32, u32) {
+        (self.starts[b as usize], self.starts[b as usize + 1])
+    }
+
+    /// Appends the sorted positions of the 3 buckets `bx - 1 ..= bx + 1` of one row, in
+    /// ascending order, splitting where the row wraps around the table.
+    #[inline(always)]
+    fn push_row(&self, ranges: &mut Ranges, table: &CellTable, bx: u32, row: u32) {
+        let mx = (1u32 << table.shift[0]) - 1;
+        let starts = &self.starts;
+        let at = |x: u32| starts[(row | x) as usize];
+        if bx >= 1 && bx < mx {
+            ranges.push(at(bx - 1), at(bx + 2));
+        } else if bx == 0 {
+            ranges.push(at(0), at(2));
+            ranges.push(at(mx), starts[(row | mx) as usize + 1]);
+        } else {
+            ranges.push(at(0), at(1));
+            ranges.push(at(mx - 1), starts[(row | mx) as usize + 1]);
+        }
+    }
+
+    /// The bucket-row base of bucket coordinates `(.., by + dy, bz + dz)`, wrapped.
+    #[inline(always)]
+    fn row_base(table: &CellTable, by: u32, bz: u32, dy: i32, dz: i32) -> u32 {
+        let my = (1u32 << table.shift[1]) - 1;
+        let mz = (1u32 << table.shift[2]) - 1;
+        let y = by.wrapping_add(dy as u32) & my;
+        let z = bz.wrapping_add(dz as u32) & mz;
+        (y << table.shift[0]) | (z << (table.shift[0] + table.shift[1]))
+    }
+
+    /// All 27 buckets around bucket coordinates `b` (including `b`), as position ranges.
+    #[inline]
+    pub(crate) fn full_neighbourhood(&self, table: &CellTable, b: [u32; 3]) -> Ranges {
+        let mut ranges = Ranges::default();
+        for dz in -1..=1 {
+            for dy in -1..=1 {
+                self.push_row(
+                    &mut ranges,
+                    table,
+                    b[0],
+                    Self::row_base(table, b[1], b[2], dy, dz),
+                );
+            }
+        }
+        ranges
+    }
+
+    /// The 13 forward neighbours of bucket `b` (coordinates `bc`) as position ranges: the
+    /// `x + 1` bucket of its own row, then the rows `(dy, dz)` in `(+1, 0)`, `(-1..=1, +1)`.
+    /// With the backward 13 being some other bucket's forward ones, every pair of distinct
+    /// buckets is visited exactly once (the table has at least 4 buckets per axis, so the 26
+    /// offsets stay distinct under wrap-around).
+    #[inline]
+    pub(crate) fn forward_neighbourhood(&self, table: &CellTable, b: u32, bc: [u32; 3]) -> Ranges {
+        let mut ranges = Ranges::default();
+        let mx = (1u32 << table.shift[0]) - 1;
+        let next = if bc[0] < mx { b + 1 } else { b - mx };
+        let (start, end) = self.bucket_range(next);
+        ranges.push(start, end);
+        for (dy, dz) in [(1, 0), (-1, 1), (0, 1), (1, 1)] {
+            self.push_row(
+                &mut ranges,
+                table,
+                bc[0],
+                Self::row_base(table, bc[1], bc[2], dy, dz),
+            );
+        }
+        ranges
+    }
+}

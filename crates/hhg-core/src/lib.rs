@@ -1,0 +1,48 @@
+//! hhg-core: fixed-radius neighbour search for particle simulations on hash grids.
+//!
+//! Points are hashed to cells 8 lanes at a time, counting-sorted by cell into SoA columns,
+//! and searched cell by cell: per-point neighbour lists in CSR form ([`NeighborLists`]),
+//! unique pairs by the half neighbourhood ([`PairList`]), a visitor per pair, queries of
+//! arbitrary points, and several point sets with an activation table ([`NeighborSearch`]).
+//!
+//! A pair `(i, j)` is a neighbour pair iff `(dx*dx + dy*dy) + dz*dz <= r*r`, evaluated in
+//! the input precision in exactly that order, without fused multiply-add. Every path (SIMD
+//! or scalar kernel, any thread count) reports exactly the pairs a brute-force loop with that
+//! formula reports.
+//!
+//! ```
+//! use hhg_core::{Grid, NeighborLists};
+//!
+//! let points = [[0.0f32, 0.0, 0.0], [0.5, 0.0, 0.0], [3.0, 0.0, 0.0]];
+//! let mut grid = Grid::new(1.0f32)?;
+//! grid.build(&points)?;
+//! let mut lists = NeighborLists::default();
+//! grid.neighbor_lists(&mut lists);
+//! assert_eq!(lists.neighbors(0), &[1]);
+//! assert_eq!(lists.neighbors(1), &[0]);
+//! assert!(lists.neighbors(2).is_empty());
+//! # Ok::<(), hhg_core::Error>(())
+//! ```
+
+mod columns;
+mod error;
+mod geometry;
+mod grid;
+mod kernel;
+mod lists;
+mod pairs;
+mod parallel;
+mod real;
+pub mod reorder;
+mod search;
+mod smallsort;
+mod sort;
+
+pub use columns::{Column, MAX_POINTS, PointColumns};
+pub use error::Error;
+pub use geometry::{Bounds, CELL_MARGIN, CellTable, Kernel, MAX_SPAN_CELLS, Points, bounds};
+pub use grid::Grid;
+pub use lists::NeighborLists;
+pub use pairs::PairList;
+pub use real::{LANES, Real};
+pub use search::{NeighborSearch, SetId};

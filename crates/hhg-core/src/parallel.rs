@@ -1,0 +1,108 @@
+//! Small parallel building blocks: disjoint writes through a shared slice, and a prefix sum.
+
+use std::marker::PhantomData;
+
+use rayon::prelude::*;
+
+/// A slice that several rayon tasks write to at positions they own exclusively.
+///
+/// Used where the owner of a position is known only through data (a permutation, the
+/// cursors of a counting sort, per-list offsets), so the borrow checker cannot see that the
+/// writes are disjoint.
+pub(crate) struct DisjointSlice<'a, T> {
+    ptr: *mut T,
+    len: usize,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: a `DisjointSlice` is only a `&mut [T]` split among tasks; every write method
+// requires its caller to guarantee that no two tasks touch the same position, so sharing
+// it between threads is as sound as sending disjoint `&mut` sub-slices.
+unsafe impl<T: Send> Sync for DisjointSlice<'_, T> {}
+// SAFETY: see the `Sync` impl; the slice is borrowed mutably for `'a`.
+unsafe impl<T: Send> Send for DisjointSlice<'_, T> {}
+
+impl<'a, T> DisjointSlice<'a, T> {
+    /// Wraps a mutable slice for disjoint parallel writes.
+    pub(crate) fn new(slice: &'a mut [T]) -> Self {
+        Self {
+            ptr: slice.as_mut_ptr(),
+            len: slice.len(),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Writes `value` at `index`.
+    ///
+    /// # Safety
+    /// `index < len`, and no other task reads or writes `index` while the slice is shared.
+    #[inline(always)]
+    pub(crate) unsafe fn write(&self, index: usize, value: T) {
+        debug_assert!(
+            index < self.len,
+            "disjoint write at {index} beyond {}",
+            self.len
+        );
+        // SAFETY: the caller guarantees `index` is in bounds and owned by this task.
+        unsafe { self.ptr.add(index).write(value) }
+    }
+
+    /// The sub-slice `start..start + len`, borrowed mutably by this task alone.
+    ///
+    /// # Safety
+    /// `start + len <= self.len`, and no other task touches that range while it is borrowed.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)] // Exclusive access is the caller's documented guarantee.
+    pub(crate) unsafe fn range_mut(&self, start: usize, len: usize) -> &mut [T] {
+        debug_assert!(
+            start.checked_add(len).is_some_and(|end| end <= self.len),
+            "disjoint range {start}+{len} beyond {}",
+            self.len
+        );
+        // SAFETY: the caller guarantees the range is in bounds and owned by this task.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), len) }
+    }
+}
+
+/// Values per rayon task in a prefix sum: a scan is memory bound, so tasks are large.
+const SCAN_CHUNK: usize = 1 << 16;
+
+/// Replaces `values` by their exclusive prefix sum and returns the total.
+///
+/// Runs in two parallel passes (block totals, then block scans) for long inputs, keeping the
+/// block totals in `scratch` so that a repeated scan allocates nothing; the result does not
+/// depend on the thread count.
+pub(crate) fn exclusive_scan<V>(values: &mut [V], scratch: &mut Vec<V>) -> V
+where
+    V: Copy + Send + Sync + Default + std::ops::Add<Output = V> + std::iter::Sum,
+{
+    if values.len() <= SCAN_CHUNK {
+        return scan_block(values, V::default());
+    }
+    scratch.clear();
+    scratch.resize(values.len().div_ceil(SCAN_CHUNK), V::default());
+    values
+        .par_chunks(SCAN_CHUNK)
+        .zip(scratch.par_iter_mut())
+        .for_each(|(block, total)| *total = block.iter().copied().sum());
+    let total = scan_block(scratch, V::default());
+    values
+        .par_chunks_mut(SCAN_CHUNK)
+        .zip(scratch.par_iter())
+        .for_each(|(block, &start)| {
+            scan_block(block, start);
+        });
+    total
+}
+
+/// Sequential exclusive scan of one block starting from `start`; returns the running total.
+#[inline]
+fn scan_block<V: Copy + Default + std::ops::Add<Output = V>>(values: &mut [V], start: V) -> V {
+    let mut running = start;
+    for v in values.iter_mut() {
+        let count = *v;
+        *v = running;
+        running = running + count;
+    }
+    running
+}

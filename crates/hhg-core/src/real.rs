@@ -1,0 +1,186 @@
+//! The coordinate precisions hhg searches in (`f32`, `f64`) and their 8-lane distance kernels.
+
+use std::fmt::Debug;
+use std::ops::{Add, Mul, Sub};
+
+use wide::{f32x8, f64x4};
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+/// How many candidates one distance kernel call tests.
+pub const LANES: usize = 8;
+
+/// A coordinate type: `f32` or `f64`. The distance test runs in this precision.
+///
+/// The neighbour predicate is `(dx*dx + dy*dy) + dz*dz <= r2`, evaluated in `Self` in exactly
+/// that order and without fused multiply-add, so that every code path agrees bit for bit.
+pub trait Real:
+    sealed::Sealed
+    + Copy
+    + Send
+    + Sync
+    + Debug
+    + Default
+    + PartialOrd
+    + bytemuck::Pod
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + 'static
+{
+    /// The value padding lanes hold past the end of a column; it never passes a distance test.
+    const PAD: Self;
+
+    /// Widens to `f64` (exact for both precisions).
+    fn to_f64(self) -> f64;
+
+    /// Narrows from `f64`, rounding to nearest.
+    fn from_f64(value: f64) -> Self;
+
+    /// Tells whether the value is neither NaN nor infinite.
+    fn is_finite(self) -> bool;
+
+    /// The squared distance by the one formula every path uses: `(dx*dx + dy*dy) + dz*dz`.
+    #[inline(always)]
+    fn distance_squared(p: [Self; 3], q: [Self; 3]) -> Self {
+        let dx = q[0] - p[0];
+        let dy = q[1] - p[1];
+        let dz = q[2] - p[2];
+        (dx * dx + dy * dy) + dz * dz
+    }
+
+    /// Bit `k` of the result is set when candidate `k` lies within `sqrt(r2)` of `p` (SIMD path).
+    #[inline(always)]
+    fn within_mask(p: [Self; 3], x: &[Self; 8], y: &[Self; 8], z: &[Self; 8], r2: Self) -> u32 {
+        Self::block_mask(p, &Self::load_block(x, y, z), r2)
+    }
+
+    /// 8 candidates loaded into SIMD registers, tested against many points in turn.
+    type Block: Copy;
+
+    /// Loads 8 candidates.
+    fn load_block(x: &[Self; 8], y: &[Self; 8], z: &[Self; 8]) -> Self::Block;
+
+    /// The hit mask of a loaded block against `p` (the SIMD form of [`Real::within_mask`]).
+    fn block_mask(p: [Self; 3], block: &Self::Block, r2: Self) -> u32;
+
+    /// The scalar reference of [`Real::within_mask`]: one lane at a time, same formula.
+    #[inline(always)]
+    fn within_mask_scalar(
+        p: [Self; 3],
+        x: &[Self; 8],
+        y: &[Self; 8],
+        z: &[Self; 8],
+        r2: Self,
+    ) -> u32 {
+        let mut mask = 0;
+        for k in 0..LANES {
+            if Self::distance_squared(p, [x[k], y[k], z[k]]) <= r2 {
+                mask |= 1 << k;
+            }
+        }
+        mask
+    }
+
+    /// Squared distances of the 8 candidates to `p`, by the same formula.
+    #[inline(always)]
+    fn distances_squared(p: [Self; 3], x: &[Self; 8], y: &[Self; 8], z: &[Self; 8]) -> [Self; 8] {
+        std::array::from_fn(|k| Self::distance_squared(p, [x[k], y[k], z[k]]))
+    }
+
+    /// Widens 4 lanes to `f64` for cell hashing.
+    fn widen4(values: &[Self; 4]) -> f64x4;
+}
+
+impl Real for f32 {
+    const PAD: Self = f32::NAN;
+
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+
+    #[inline(always)]
+    fn from_f64(value: f64) -> Self {
+        value as f32
+    }
+
+    #[inline(always)]
+    fn is_finite(self) -> bool {
+        f32::is_finite(self)
+    }
+
+    type Block = [f32x8; 3];
+
+    #[inline(always)]
+    fn load_block(x: &[Self; 8], y: &[Self; 8], z: &[Self; 8]) -> Self::Block {
+        [f32x8::from(*x), f32x8::from(*y), f32x8::from(*z)]
+    }
+
+    #[inline(always)]
+    fn block_mask(p: [Self; 3], block: &Self::Block, r2: Self) -> u32 {
+        let dx = block[0] - f32x8::splat(p[0]);
+        let dy = block[1] - f32x8::splat(p[1]);
+        let dz = block[2] - f32x8::splat(p[2]);
+        let d2 = (dx * dx + dy * dy) + dz * dz;
+        d2.simd_le(f32x8::splat(r2)).to_bitmask()
+    }
+
+    #[inline(always)]
+    fn widen4(values: &[Self; 4]) -> f64x4 {
+        f64x4::new(values.map(f64::from))
+    }
+}
+
+impl Real for f64 {
+    const PAD: Self = f64::NAN;
+
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self
+    }
+
+    #[inline(always)]
+    fn from_f64(value: f64) -> Self {
+        value
+    }
+
+    #[inline(always)]
+    fn is_finite(self) -> bool {
+        f64::is_finite(self)
+    }
+
+    type Block = [[f64x4; 2]; 3];
+
+    #[inline(always)]
+    fn load_block(x: &[Self; 8], y: &[Self; 8], z: &[Self; 8]) -> Self::Block {
+        let halves = |c: &[f64; 8]| {
+            [
+                f64x4::new([c[0], c[1], c[2], c[3]]),
+                f64x4::new([c[4], c[5], c[6], c[7]]),
+            ]
+        };
+        [halves(x), halves(y), halves(z)]
+    }
+
+    #[inline(always)]
+    fn block_mask(p: [Self; 3], block: &Self::Block, r2: Self) -> u32 {
+        let half = |h: usize| {
+            let dx = block[0][h] - f64x4::splat(p[0]);
+            let dy = block[1][h] - f64x4::splat(p[1]);
+            let dz = block[2][h] - f64x4::splat(p[2]);
+            let d2 = (dx * dx + dy * dy) + dz * dz;
+            d2.simd_le(f64x4::splat(r2)).to_bitmask()
+        };
+        half(0) | (half(1) << 4)
+    }
+
+    #[inline(always)]
+    fn widen4(values: &[Self; 4]) -> f64x4 {
+        f64x4::new(*values)
+    }
+}
