@@ -8,7 +8,8 @@ pub const AXIS_NAMES: [char; 3] = ['x', 'y', 'z'];
 /// Why a search could not be built or queried. Each variant names the offending value.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Error {
-    /// The search radius was zero, negative, NaN or infinite.
+    /// The search radius was zero, negative, NaN or infinite, or its square overflows,
+    /// underflows or is subnormal in the input precision.
     InvalidRadius {
         /// The radius as given, widened to `f64`.
         radius: f64,
@@ -73,7 +74,11 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Error::InvalidRadius { radius } => {
-                write!(f, "the search radius must be finite and > 0, got {radius}")
+                write!(
+                    f,
+                    "the search radius must be finite and > 0 with a finite, normal square in \
+                     the input precision, got {radius}"
+                )
             }
             Error::NonFiniteCoordinate { index, axis, value } => write!(
                 f,

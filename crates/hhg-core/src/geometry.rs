@@ -113,6 +113,7 @@ pub struct Bounds {
 
 /// Computes the bounding box, refusing NaN and infinite coordinates. `None` when empty.
 pub fn bounds<T: Real>(points: Points<'_, T>) -> Result<Option<Bounds>, Error> {
+    points.check_lengths()?;
     let n = points.len();
     if n == 0 {
         return Ok(None);

@@ -61,10 +61,13 @@ pub struct Grid<T: Real> {
     sort_scratch: SortScratch,
 }
 
-/// Refuses a radius that is not finite and positive.
+/// Refuses a radius that is not finite and positive, or whose square is not a normal number
+/// in the input precision: with `r * r` infinite, zero or subnormal the predicate
+/// `d2 <= r * r` no longer measures distance (an overflowing or underflowing `d2` passes or
+/// fails regardless of the true distance), so no cell size can honour it.
 pub(crate) fn check_radius<T: Real>(radius: T) -> Result<(), Error> {
     let r = radius.to_f64();
-    if !(r.is_finite() && r > 0.0) {
+    if !(r.is_finite() && r > 0.0 && (radius * radius).is_normal()) {
         return Err(Error::InvalidRadius { radius: r });
     }
     Ok(())
@@ -217,15 +220,15 @@ impl<T: Real> Grid<T> {
     fn push_row(&self, ranges: &mut Ranges, table: &CellTable, bx: u32, row: u32) {
         let mx = (1u32 << table.shift[0]) - 1;
         let starts = &self.starts;
-        let at = |x: u32| starts[(row | x) as usize];
+        let at = |x: u32| starts[(row + x) as usize];
         if bx >= 1 && bx < mx {
             ranges.push(at(bx - 1), at(bx + 2));
         } else if bx == 0 {
             ranges.push(at(0), at(2));
-            ranges.push(at(mx), starts[(row | mx) as usize + 1]);
+            ranges.push(at(mx), starts[(row + mx) as usize + 1]);
         } else {
             ranges.push(at(0), at(1));
-            ranges.push(at(mx - 1), starts[(row | mx) as usize + 1]);
+            ranges.push(at(mx - 1), starts[(row + mx) as usize + 1]);
         }
     }
 

@@ -1,5 +1,11 @@
 //! Per-point neighbour lists in CSR form: a set against itself, query points against a set,
 //! and one set against another; both directions, the caller's numbering, each list ascending.
+//!
+//! One pass gathers every list: work parts (bucket ranges of the set itself, or chunks of
+//! query points) run in parallel, each compressing the hits of batches of points that share
+//! a neighbourhood into its own buffer, mapped to the caller's numbering and sorted while
+//! they are hot in cache. The per-list counts then give the offsets, and each part copies its
+//! lists to their final place.
 
 use rayon::prelude::*;
 
@@ -13,8 +19,13 @@ use crate::parallel::{DisjointSlice, exclusive_scan};
 use crate::real::{LANES, Real};
 use crate::smallsort::sort_short;
 
-/// Query points per rayon task.
+/// Query points per work part.
 const QUERY_CHUNK: usize = 1024;
+
+/// A batch whose rows (one per point, as long as the neighbourhood's candidate count) would
+/// exceed this many entries is gathered one point at a time, so that all points in one cell
+/// cannot make a batch allocate `BATCH` times the set.
+const MAX_BATCH_ROWS: usize = 1 << 16;
 
 /// Neighbour lists in compressed sparse row form.
 ///
@@ -28,8 +39,42 @@ pub struct NeighborLists<T: Real> {
     indices: Vec<u32>,
     distances: Vec<T>,
     has_distances: bool,
-    counts: Vec<u32>,
+    parts: Vec<PartBuffer<T>>,
     scan: Vec<usize>,
+}
+
+/// The lists one work part gathered, in the order it visited its searching points.
+#[derive(Clone, Debug, Default)]
+struct PartBuffer<T> {
+    /// Entries of all lists, back to back; only `..filled` is meaningful, the rest is
+    /// scratch kept for the next batch and the next search.
+    entries: Vec<u32>,
+    /// Squared distances alongside `entries`, when requested.
+    distances: Vec<T>,
+    filled: usize,
+    /// Output list of each gathered list.
+    slots: Vec<u32>,
+    /// Length of each gathered list.
+    lens: Vec<u32>,
+}
+
+impl<T: Copy + Default> PartBuffer<T> {
+    fn clear(&mut self) {
+        self.filled = 0;
+        self.slots.clear();
+        self.lens.clear();
+    }
+
+    /// Makes `entries[..len]` (and the distances, when requested) addressable, growing the
+    /// buffers only past their high-water mark.
+    fn reserve_entries(&mut self, len: usize, with_distances: bool) {
+        if self.entries.len() < len {
+            self.entries.resize(len, 0);
+        }
+        if with_distances && self.distances.len() < len {
+            self.distances.resize(len, T::default());
+        }
+    }
 }
 
 impl<T: Real> NeighborLists<T> {
@@ -75,20 +120,36 @@ impl<T: Real> NeighborLists<T> {
     }
 
     /// Makes `lists` empty lists, keeping the buffers.
-    fn reset(&mut self, lists: usize, with_distances: bool) {
+    fn reset(&mut self, lists: usize, parts: usize, with_distances: bool) {
         self.offsets.clear();
         self.offsets.resize(lists + 1, 0);
-        self.counts.clear();
-        self.counts.resize(lists, 0);
         self.has_distances = with_distances;
+        if self.parts.len() < parts {
+            self.parts.resize_with(parts, PartBuffer::default);
+        }
     }
 
-    /// Turns per-list counts (already in `offsets[..len]`) into offsets and sizes the entries.
-    fn finish_offsets(&mut self) {
+    /// Empties every list (the searched set is empty).
+    fn clear_entries(&mut self) {
+        self.indices.clear();
+        self.distances.clear();
+    }
+
+    /// Turns the gathered parts into the CSR arrays: counts to offsets, then each part
+    /// copies its lists into place (in parallel).
+    fn assemble(&mut self, parts: usize) {
         let lists = self.len();
+        let offsets = DisjointSlice::new(&mut self.offsets[..lists]);
+        self.parts[..parts].par_iter().for_each(|part| {
+            for (&slot, &len) in part.slots.iter().zip(&part.lens) {
+                // SAFETY: every output list is gathered by exactly one part, once, and
+                // slots are < lists.
+                unsafe { offsets.write(slot as usize, len as usize) }
+            }
+        });
         let total = exclusive_scan(&mut self.offsets[..lists], &mut self.scan);
         self.offsets[lists] = total;
-        // Only growth writes: every entry below `total` is overwritten by the fill pass.
+        // Only growth writes: every entry below `total` is overwritten by the copies.
         self.indices.resize(total, 0);
         self.indices.truncate(total);
         if self.has_distances {
@@ -97,6 +158,26 @@ impl<T: Real> NeighborLists<T> {
         } else {
             self.distances.clear();
         }
+        let indices = DisjointSlice::new(&mut self.indices);
+        let distances = DisjointSlice::new(&mut self.distances);
+        let offsets = &self.offsets;
+        let with_distances = self.has_distances;
+        self.parts[..parts].par_iter().for_each(|part| {
+            let mut from = 0;
+            for (&slot, &len) in part.slots.iter().zip(&part.lens) {
+                let (to, len) = (offsets[slot as usize], len as usize);
+                // SAFETY: list `slot` owns `offsets[slot]..offsets[slot + 1]`, which is
+                // `len` long, and only this part writes it.
+                let list = unsafe { indices.range_mut(to, len) };
+                list.copy_from_slice(&part.entries[from..from + len]);
+                if with_distances {
+                    // SAFETY: as above; the distances share the indices' layout.
+                    let dist = unsafe { distances.range_mut(to, len) };
+                    dist.copy_from_slice(&part.distances[from..from + len]);
+                }
+                from += len;
+            }
+        });
     }
 }
 
@@ -134,132 +215,78 @@ impl<T: Real> Batch<T> {
     }
 }
 
-/// The hit count of every point of a batch (including the point itself when it is in the set).
+/// Gathers the lists of a batch into `part`: each point's hits (without the point itself)
+/// are compressed into a row as long as the neighbourhood, then moved down to the end of the
+/// part's lists, mapped to the caller's numbering and sorted where the mapping broke the order.
 #[inline(always)]
-fn count_batch<T: Real, K: MaskKernel>(
+fn gather_batch<T: Real, K: MaskKernel>(
     grid: &Grid<T>,
     ranges: &Ranges,
     batch: &Batch<T>,
-) -> [u32; BATCH] {
-    let mut counts = [0u32; BATCH];
+    part: &mut PartBuffer<T>,
+    with_distances: bool,
+) {
+    let candidates: usize = ranges
+        .as_slice()
+        .iter()
+        .map(|&(s, e)| (e - s) as usize)
+        .sum();
+    let stride = candidates + LANES;
+    if batch.len > 1 && stride * batch.len > MAX_BATCH_ROWS {
+        let mut single = Batch::new();
+        for j in 0..batch.len {
+            single.len = 0;
+            single.push(batch.points[j], batch.slots[j], batch.itself[j]);
+            gather_batch::<T, K>(grid, ranges, &single, part, with_distances);
+        }
+        return;
+    }
+    let first = part.filled;
+    part.reserve_entries(first + stride * batch.len, with_distances);
+    let mut cursors: [usize; BATCH] = std::array::from_fn(|j| first + j * stride);
+    let rows = &mut part.entries[..];
     scan_batch::<T, K>(
         grid.sorted.padded(),
         batch.points(),
         grid.r2,
         ranges.as_slice(),
-        |j, _, mask| counts[j] += mask.count_ones(),
+        |j, base, mask| {
+            let itself = batch.itself[j].wrapping_sub(base);
+            let mask = if itself < LANES as u32 {
+                mask & !(1 << itself)
+            } else {
+                mask
+            };
+            cursors[j] = compress_store(base, mask, rows, cursors[j]);
+        },
     );
-    counts
-}
-
-/// Entries per searching point gathered on the stack before they are written out: lists
-/// up to this long are compressed into L1-resident buffers and then streamed to their final
-/// place once, mapped to the caller's numbering on the way.
-const LOCAL_CAPACITY: usize = 120;
-
-/// Per-task stack buffers for [`fill_batch`], one row per point of a batch.
-pub(crate) struct LocalLists {
-    rows: [[u32; LOCAL_CAPACITY + LANES]; BATCH],
-}
-
-impl LocalLists {
-    pub(crate) fn new() -> Self {
-        Self {
-            rows: [[0; LOCAL_CAPACITY + LANES]; BATCH],
-        }
-    }
-}
-
-/// Fills the lists of a batch: the hits (without the point itself) in candidate order, then
-/// mapped to the caller's numbering and sorted where the mapping broke the order.
-///
-/// # Safety
-/// The ranges `offsets[slot]..offsets[slot + 1]` of the batch's slots must belong to this
-/// task alone, and the count pass must have sized them with the same grid and kernel.
-#[inline(always)]
-unsafe fn fill_batch<T: Real, K: MaskKernel>(
-    grid: &Grid<T>,
-    ranges: &Ranges,
-    batch: &Batch<T>,
-    offsets: &[usize],
-    indices: &DisjointSlice<'_, u32>,
-    distances: Option<&DisjointSlice<'_, T>>,
-    local: &mut LocalLists,
-) {
-    let mut lists: [&mut [u32]; BATCH] = std::array::from_fn(|_| &mut [][..]);
-    let mut longest = 0;
-    for j in 0..batch.len {
-        let slot = batch.slots[j];
-        let len = offsets[slot + 1] - offsets[slot];
-        longest = longest.max(len);
-        // SAFETY: the caller guarantees this slot's range is ours alone and in bounds.
-        lists[j] = unsafe { indices.range_mut(offsets[slot], len) };
-    }
-    let columns = grid.sorted.padded();
-    let mut cursors = [0usize; BATCH];
-    let exclude = |j: usize, base: u32, mask: u32| {
-        let itself = batch.itself[j].wrapping_sub(base);
-        if itself < LANES as u32 {
-            mask & !(1 << itself)
-        } else {
-            mask
-        }
-    };
-    // Gather sorted positions: on the stack when every list fits, else in place.
-    let on_stack = longest <= LOCAL_CAPACITY;
-    if on_stack {
-        scan_batch::<T, K>(
-            columns,
-            batch.points(),
-            grid.r2,
-            ranges.as_slice(),
-            |j, base, mask| {
-                cursors[j] =
-                    compress_store(base, exclude(j, base, mask), &mut local.rows[j], cursors[j]);
-            },
-        );
-    } else {
-        scan_batch::<T, K>(
-            columns,
-            batch.points(),
-            grid.r2,
-            ranges.as_slice(),
-            |j, base, mask| {
-                cursors[j] = compress_store(base, exclude(j, base, mask), lists[j], cursors[j]);
-            },
-        );
-    }
     let order = &grid.order[..];
+    let mut to = first;
     for j in 0..batch.len {
-        let list = &mut *lists[j];
-        debug_assert_eq!(cursors[j], list.len(), "count and fill passes disagree");
-        if let Some(distances) = distances {
-            let slot = batch.slots[j];
-            // SAFETY: as for the indices; the distances share their layout.
-            let dist = unsafe { distances.range_mut(offsets[slot], list.len()) };
-            if on_stack {
-                list.copy_from_slice(&local.rows[j][..list.len()]);
-            }
+        let row = first + j * stride;
+        let len = cursors[j] - row;
+        part.entries.copy_within(row..row + len, to);
+        let list = &mut part.entries[to..to + len];
+        if with_distances {
+            let dist = &mut part.distances[to..to + len];
             for (q, d) in list.iter_mut().zip(dist.iter_mut()) {
                 *d = T::distance_squared(batch.points[j], grid.sorted.point(*q as usize));
                 *q = order[*q as usize];
             }
             sort_with_distances(list, dist);
         } else {
-            if on_stack {
-                for (out, &q) in list.iter_mut().zip(&local.rows[j]) {
-                    *out = order[q as usize];
-                }
-            } else {
-                for q in list.iter_mut() {
-                    *q = order[*q as usize];
-                }
+            for q in list.iter_mut() {
+                *q = order[*q as usize];
             }
             if !list.is_sorted() {
                 sort_short(list);
             }
         }
+        part.slots.push(batch.slots[j] as u32);
+        part.lens.push(len as u32);
+        to += len;
     }
+    part.filled = to;
 }
 
 /// Sorts a list and its distances together by index (insertion sort: lists are short and
@@ -328,55 +355,28 @@ impl<T: Real> Grid<T> {
 
     fn self_lists_with<K: MaskKernel>(&self, out: &mut NeighborLists<T>, with_distances: bool) {
         let n = self.len();
-        out.reset(n, with_distances);
+        let parts = self.units.len();
+        out.reset(n, parts, with_distances);
         let Some(table) = self.table.as_ref() else {
+            out.clear_entries();
             return;
         };
-        // Pass 1: count, in sorted order (a point always finds itself, hence the - 1).
-        let counts = DisjointSlice::new(&mut out.counts);
-        self.units.par_iter().for_each(|&unit| {
-            self.walk_unit_batches(table, unit, |ranges, batch| {
-                let hits = count_batch::<T, K>(self, ranges, batch);
-                for j in 0..batch.len {
-                    // SAFETY: each sorted position belongs to one bucket, hence one unit's
-                    // task, and is < n = counts.len().
-                    unsafe { counts.write(batch.slots[j], hits[j] - 1) };
-                }
-            });
-        });
-        // Pass 2: counts to offsets in the caller's numbering.
-        let offsets = DisjointSlice::new(&mut out.offsets[..n]);
-        self.order
+        self.units
             .par_iter()
-            .zip(out.counts.par_iter())
-            .for_each(|(&i, &count)| {
-                // SAFETY: `order` is a permutation of 0..n, so each slot is written once.
-                unsafe { offsets.write(i as usize, count as usize) }
+            .zip(out.parts[..parts].par_iter_mut())
+            .for_each(|(&unit, part)| {
+                part.clear();
+                let mut mapped = Batch::new();
+                self.walk_unit_batches(table, unit, |ranges, batch| {
+                    mapped.len = 0;
+                    for j in 0..batch.len {
+                        let p = batch.slots[j];
+                        mapped.push(batch.points[j], self.order[p] as usize, p as u32);
+                    }
+                    gather_batch::<T, K>(self, ranges, &mapped, part, with_distances);
+                });
             });
-        out.finish_offsets();
-        // Pass 3: fill each list in place.
-        let offsets = &out.offsets;
-        let indices = DisjointSlice::new(&mut out.indices);
-        let distances = DisjointSlice::new(&mut out.distances);
-        let distances = with_distances.then_some(&distances);
-        self.units.par_iter().for_each(|&unit| {
-            let mut local = LocalLists::new();
-            let mut mapped = Batch::new();
-            self.walk_unit_batches(table, unit, |ranges, batch| {
-                mapped.len = 0;
-                for j in 0..batch.len {
-                    let p = batch.slots[j];
-                    mapped.push(batch.points[j], self.order[p] as usize, p as u32);
-                }
-                // SAFETY: the slots are order[p] for this unit's positions p; `order` is a
-                // permutation, so no other task fills them; the count pass sized them.
-                unsafe {
-                    fill_batch::<T, K>(
-                        self, ranges, &mapped, offsets, &indices, distances, &mut local,
-                    )
-                };
-            });
-        });
+        out.assemble(parts);
     }
 
     /// The neighbour lists of arbitrary query points against this set: `out.neighbors(k)`
@@ -508,42 +508,22 @@ impl<T: Real> Grid<T> {
         out: &mut NeighborLists<T>,
         with_distances: bool,
     ) {
-        out.reset(count, with_distances);
+        let parts = count.div_ceil(QUERY_CHUNK);
+        out.reset(count, parts, with_distances);
         let Some(table) = self.table.as_ref() else {
+            out.clear_entries();
             return;
         };
-        let chunks = count.div_ceil(QUERY_CHUNK);
-        let chunk_range =
-            |chunk: usize| chunk * QUERY_CHUNK..((chunk + 1) * QUERY_CHUNK).min(count);
-        // Pass 1: count straight into the offsets, at each searcher's slot.
-        let offsets = DisjointSlice::new(&mut out.offsets[..count]);
-        (0..chunks).into_par_iter().for_each(|chunk| {
-            self.walk_searcher_batches(table, chunk_range(chunk), &searcher, |ranges, batch| {
-                let hits = count_batch::<T, K>(self, ranges, batch);
-                for j in 0..batch.len {
-                    // SAFETY: slots are distinct across searchers (a permutation or the
-                    // identity) and < count = offsets.len().
-                    unsafe { offsets.write(batch.slots[j], hits[j] as usize) }
-                }
+        out.parts[..parts]
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(chunk, part)| {
+                part.clear();
+                let range = chunk * QUERY_CHUNK..((chunk + 1) * QUERY_CHUNK).min(count);
+                self.walk_searcher_batches(table, range, &searcher, |ranges, batch| {
+                    gather_batch::<T, K>(self, ranges, batch, part, with_distances);
+                });
             });
-        });
-        out.finish_offsets();
-        // Pass 2: fill.
-        let offsets = &out.offsets;
-        let indices = DisjointSlice::new(&mut out.indices);
-        let distances = DisjointSlice::new(&mut out.distances);
-        let distances = with_distances.then_some(&distances);
-        (0..chunks).into_par_iter().for_each(|chunk| {
-            let mut local = LocalLists::new();
-            self.walk_searcher_batches(table, chunk_range(chunk), &searcher, |ranges, batch| {
-                // SAFETY: every slot belongs to one searcher, visited by this task alone;
-                // the count pass sized the lists with the same grid and kernel.
-                unsafe {
-                    fill_batch::<T, K>(
-                        self, ranges, batch, offsets, &indices, distances, &mut local,
-                    )
-                };
-            });
-        });
+        out.assemble(parts);
     }
 }

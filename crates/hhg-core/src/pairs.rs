@@ -17,8 +17,16 @@ pub struct PairList<T: Real> {
     pairs: Vec<[u32; 2]>,
     distances: Vec<T>,
     has_distances: bool,
+    parts: Vec<PairPart<T>>,
     unit_offsets: Vec<usize>,
     scan: Vec<usize>,
+}
+
+/// The pairs one work unit found, in its deterministic visiting order.
+#[derive(Clone, Debug, Default)]
+struct PairPart<T> {
+    pairs: Vec<[u32; 2]>,
+    distances: Vec<T>,
 }
 
 impl<T: Real> PairList<T> {
@@ -117,58 +125,67 @@ impl<T: Real> Grid<T> {
 
     fn pairs_with<K: MaskKernel>(&self, out: &mut PairList<T>, with_distances: bool) {
         out.has_distances = with_distances;
-        out.pairs.clear();
-        out.distances.clear();
         let Some(table) = self.table.as_ref() else {
+            out.pairs.clear();
+            out.distances.clear();
             return;
         };
-        // Pass 1: pairs per unit.
-        out.unit_offsets.clear();
-        out.unit_offsets.resize(self.units.len() + 1, 0);
-        out.unit_offsets[..self.units.len()]
-            .par_iter_mut()
-            .zip(self.units.par_iter())
-            .for_each(|(count, &unit)| {
-                let mut pairs = 0usize;
-                self.walk_unit_forward::<K>(table, unit, |_, _, mask| {
-                    pairs += mask.count_ones() as usize
-                });
-                *count = pairs;
-            });
+        // Pass 1: each unit gathers its pairs into its own buffer.
         let units = self.units.len();
+        if out.parts.len() < units {
+            out.parts.resize_with(units, PairPart::default);
+        }
+        self.units
+            .par_iter()
+            .zip(out.parts[..units].par_iter_mut())
+            .for_each(|(&unit, part)| {
+                part.pairs.clear();
+                part.distances.clear();
+                self.walk_unit_forward::<K>(table, unit, |p, base, mask| {
+                    let i = self.order[p as usize];
+                    for_each_hit(base, mask, |q| {
+                        let j = self.order[q as usize];
+                        part.pairs.push(if i < j { [i, j] } else { [j, i] });
+                        if with_distances {
+                            part.distances.push(T::distance_squared(
+                                self.sorted.point(p as usize),
+                                self.sorted.point(q as usize),
+                            ));
+                        }
+                    });
+                });
+            });
+        // Pass 2: unit offsets, then each unit copies its pairs into place.
+        out.unit_offsets.clear();
+        out.unit_offsets
+            .extend(out.parts[..units].iter().map(|part| part.pairs.len()));
+        out.unit_offsets.push(0);
         let total = exclusive_scan(&mut out.unit_offsets[..units], &mut out.scan);
         out.unit_offsets[units] = total;
+        // Only growth writes: every pair below `total` is overwritten by the copies.
         out.pairs.resize(total, [0, 0]);
+        out.pairs.truncate(total);
         if with_distances {
             out.distances.resize(total, T::default());
+            out.distances.truncate(total);
+        } else {
+            out.distances.clear();
         }
-        // Pass 2: each unit fills its own range.
         let pairs = DisjointSlice::new(&mut out.pairs);
         let distances = DisjointSlice::new(&mut out.distances);
         let unit_offsets = &out.unit_offsets;
-        self.units.par_iter().enumerate().for_each(|(u, &unit)| {
-            let (start, len) = (unit_offsets[u], unit_offsets[u + 1] - unit_offsets[u]);
-            // SAFETY: unit u owns pairs start..start + len; the ranges partition 0..total.
-            let pairs = unsafe { pairs.range_mut(start, len) };
-            // SAFETY: as above, for the distances when requested (same layout).
-            let mut dist = with_distances.then(|| unsafe { distances.range_mut(start, len) });
-            let mut k = 0;
-            self.walk_unit_forward::<K>(table, unit, |p, base, mask| {
-                let i = self.order[p as usize];
-                for_each_hit(base, mask, |q| {
-                    let j = self.order[q as usize];
-                    pairs[k] = if i < j { [i, j] } else { [j, i] };
-                    if let Some(dist) = dist.as_deref_mut() {
-                        dist[k] = T::distance_squared(
-                            self.sorted.point(p as usize),
-                            self.sorted.point(q as usize),
-                        );
-                    }
-                    k += 1;
-                });
+        out.parts[..units]
+            .par_iter()
+            .enumerate()
+            .for_each(|(u, part)| {
+                let (start, len) = (unit_offsets[u], part.pairs.len());
+                // SAFETY: unit u owns pairs start..start + len; the ranges partition 0..total.
+                unsafe { pairs.range_mut(start, len) }.copy_from_slice(&part.pairs);
+                if with_distances {
+                    // SAFETY: as above, for the distances (same layout).
+                    unsafe { distances.range_mut(start, len) }.copy_from_slice(&part.distances);
+                }
             });
-            debug_assert_eq!(k, len, "count and fill passes disagree");
-        });
     }
 
     /// Calls `visit(i, j, d2)` once for every unique pair (`i < j`, caller's numbering),

@@ -44,6 +44,9 @@ pub trait Real:
     /// Tells whether the value is neither NaN nor infinite.
     fn is_finite(self) -> bool;
 
+    /// Tells whether the value is finite, nonzero and not subnormal.
+    fn is_normal(self) -> bool;
+
     /// The squared distance by the one formula every path uses: `(dx*dx + dy*dy) + dz*dz`.
     #[inline(always)]
     fn distance_squared(p: [Self; 3], q: [Self; 3]) -> Self {
@@ -114,6 +117,11 @@ impl Real for f32 {
         f32::is_finite(self)
     }
 
+    #[inline(always)]
+    fn is_normal(self) -> bool {
+        f32::is_normal(self)
+    }
+
     type Block = [f32x8; 3];
 
     #[inline(always)]
@@ -152,6 +160,11 @@ impl Real for f64 {
     #[inline(always)]
     fn is_finite(self) -> bool {
         f64::is_finite(self)
+    }
+
+    #[inline(always)]
+    fn is_normal(self) -> bool {
+        f64::is_normal(self)
     }
 
     type Block = [[f64x4; 2]; 3];

@@ -1,0 +1,458 @@
+//! The engines under comparison: hhg itself, the kiddo k-d tree and an O(n^2) brute force.
+//!
+//! Every engine turns a point set and a radius into neighbour lists in compressed sparse row
+//! form, both directions, excluding self, decided by the exact predicate [`crate::pairs::within`].
+//! hhg reuses the grid and lists of the previous run of the same measurement, as an SPH solver
+//! does from one time step to the next (its buffers only grow, so a repeated run allocates
+//! nothing); the peers' APIs build new structures every run. All parallel work runs on the
+//! current rayon thread pool, so the caller picks the thread count with `ThreadPool::install`.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Instant;
+
+use hhg_core::{Grid, NeighborLists};
+use kiddo::{ImmutableKdTree, SquaredEuclidean};
+use rayon::prelude::*;
+
+use crate::pairs::{PairStats, pair_stats, within};
+
+/// The largest point count the brute-force engine runs on.
+pub const BRUTE_MAX_N: usize = 20_000;
+
+/// The relative amount by which kiddo's squared search radius is widened.
+///
+/// kiddo evaluates distances its own way (possibly with SIMD and another summation order), so it
+/// searches a slightly larger ball and every candidate is then re-checked with the exact
+/// predicate; the result is exactly the pairs the other engines report.
+pub const KIDDO_RADIUS2_SLACK: f32 = 1e-5;
+
+/// Points per parallel task when an engine fills neighbour lists point by point.
+const CHUNK: usize = 1024;
+
+/// A neighbour search engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Engine {
+    /// hhg-core: `Grid::build` plus `Grid::neighbor_lists`.
+    Hhg,
+    /// kiddo's `ImmutableKdTree`, one within-radius query per point in parallel.
+    Kiddo,
+    /// All pairs, O(n^2), parallel over the query point; only up to [`BRUTE_MAX_N`] points.
+    Brute,
+}
+
+impl Engine {
+    /// All engines, in the order results are listed.
+    pub const ALL: [Engine; 3] = [Engine::Hhg, Engine::Kiddo, Engine::Brute];
+
+    /// The engine's name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Hhg => "hhg",
+            Engine::Kiddo => "kiddo",
+            Engine::Brute => "brute",
+        }
+    }
+
+    /// Whether the engine is willing to run on `n` points.
+    pub fn accepts(self, n: usize) -> bool {
+        self != Engine::Brute || n <= BRUTE_MAX_N
+    }
+
+    /// Runs the engine once: builds its structure and fills its neighbour lists, timing both.
+    ///
+    /// `previous` is the output of the previous run of the same measurement, if any: hhg reuses
+    /// its buffers; for the peers it is dropped before the clock starts.
+    pub fn run(
+        self,
+        points: &[[f32; 3]],
+        radius: f32,
+        previous: Option<Output>,
+    ) -> Result<Output, String> {
+        let reuse = match previous.map(|out| out.lists) {
+            Some(Lists::Hhg { grid, lists }) if self == Engine::Hhg => Some((grid, lists)),
+            _ => None,
+        };
+        match self {
+            Engine::Hhg => run_hhg(points, radius, reuse),
+            Engine::Kiddo => run_kiddo(points, radius),
+            Engine::Brute => Ok(run_brute(points, radius)),
+        }
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl FromStr for Engine {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Engine::ALL
+            .into_iter()
+            .find(|engine| engine.name() == s)
+            .ok_or_else(|| format!("unknown engine `{s}` (expected hhg, kiddo or brute)"))
+    }
+}
+
+/// Neighbour lists in compressed sparse row form, as the peer engines produce them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Csr {
+    /// `offsets[i]..offsets[i + 1]` is the range of point `i`'s neighbours; `n + 1` entries.
+    pub offsets: Vec<usize>,
+    /// The neighbour indices of all points, back to back.
+    pub indices: Vec<u32>,
+}
+
+impl Csr {
+    /// The neighbours of point `i`.
+    pub fn neighbors(&self, i: usize) -> &[u32] {
+        &self.indices[self.offsets[i]..self.offsets[i + 1]]
+    }
+
+    /// The number of points.
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    /// Whether the lists cover no point.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Fills the lists of points `0..n` in parallel, `fill(i, out)` pushing point `i`'s neighbours.
+    ///
+    /// Each task fills a contiguous chunk of points into its own buffer; the buffers are then
+    /// copied into one index array in parallel, so the result is deterministic.
+    pub fn fill_parallel<F>(n: usize, fill: F) -> Csr
+    where
+        F: Fn(usize, &mut Vec<u32>) + Sync,
+    {
+        let chunks: Vec<(Vec<u32>, Vec<u32>)> = (0..n.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| {
+                let range = c * CHUNK..((c + 1) * CHUNK).min(n);
+                let mut counts = Vec::with_capacity(range.len());
+                let mut indices = Vec::new();
+                for i in range {
+                    let before = indices.len();
+                    fill(i, &mut indices);
+                    counts.push((indices.len() - before) as u32);
+                }
+                (counts, indices)
+            })
+            .collect();
+
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut total = 0usize;
+        offsets.push(0);
+        for (counts, _) in &chunks {
+            for &c in counts {
+                total += c as usize;
+                offsets.push(total);
+            }
+        }
+
+        let mut indices = vec![0u32; total];
+        let mut rest = indices.as_mut_slice();
+        let mut targets = Vec::with_capacity(chunks.len());
+        for (_, chunk_indices) in &chunks {
+            let (head, tail) = rest.split_at_mut(chunk_indices.len());
+            targets.push(head);
+            rest = tail;
+        }
+        targets
+            .into_par_iter()
+            .zip(chunks.par_iter())
+            .for_each(|(dst, (_, src))| dst.copy_from_slice(src));
+        Csr { offsets, indices }
+    }
+}
+
+/// What an engine built and found, kept so that the results can be checked after the timing.
+enum Lists {
+    /// The peer engines' lists.
+    Csr(Csr),
+    /// hhg's grid (which knows the cell order) and its lists.
+    Hhg {
+        grid: Box<Grid<f32>>,
+        lists: NeighborLists<f32>,
+    },
+}
+
+/// The result of one timed engine run.
+pub struct Output {
+    /// Seconds spent building the search structure.
+    pub build_s: f64,
+    /// Seconds spent filling the neighbour lists of all points.
+    pub query_s: f64,
+    lists: Lists,
+}
+
+impl Output {
+    /// The number of points the lists cover.
+    pub fn len(&self) -> usize {
+        match &self.lists {
+            Lists::Csr(csr) => csr.len(),
+            Lists::Hhg { lists, .. } => lists.offsets().len().saturating_sub(1),
+        }
+    }
+
+    /// Whether the lists cover no point.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The pair count and checksum of the lists; `map` translates the engine's point numbering
+    /// back to the input's (see [`pair_stats`]).
+    pub fn stats(&self, map: Option<&[u32]>) -> PairStats {
+        match &self.lists {
+            Lists::Csr(csr) => pair_stats(csr.len(), |i| csr.neighbors(i), map),
+            Lists::Hhg { lists, .. } => pair_stats(self.len(), |i| lists.neighbors(i), map),
+        }
+    }
+
+    /// hhg's cell order of the points (`order[k]` = input index of the k-th point), if this
+    /// output came from hhg.
+    pub fn cell_order(&self) -> Option<&[u32]> {
+        match &self.lists {
+            Lists::Hhg { grid, .. } => Some(grid.order()),
+            Lists::Csr(_) => None,
+        }
+    }
+}
+
+/// hhg: the grid is (re)built on the points, then the neighbour lists of all points are filled;
+/// with `reuse`, the previous run's grid and lists are rebuilt in place.
+fn run_hhg(
+    points: &[[f32; 3]],
+    radius: f32,
+    reuse: Option<(Box<Grid<f32>>, NeighborLists<f32>)>,
+) -> Result<Output, String> {
+    let (mut grid, mut lists) = match reuse {
+        Some((grid, lists)) if grid.radius() == radius => (grid, lists),
+        _ => (
+            Box::new(Grid::<f32>::new(radius).map_err(|e| format!("hhg: {e}"))?),
+            NeighborLists::<f32>::default(),
+        ),
+    };
+    let start = Instant::now();
+    grid.build(points).map_err(|e| format!("hhg: {e}"))?;
+    let built = Instant::now();
+    grid.neighbor_lists(&mut lists);
+    let done = Instant::now();
+    Ok(Output {
+        build_s: (built - start).as_secs_f64(),
+        query_s: (done - built).as_secs_f64(),
+        lists: Lists::Hhg { grid, lists },
+    })
+}
+
+/// kiddo: an `ImmutableKdTree` built in parallel, then one unsorted within-radius query per
+/// point in parallel, each candidate re-checked with the exact predicate.
+fn run_kiddo(points: &[[f32; 3]], radius: f32) -> Result<Output, String> {
+    let r2 = radius * radius;
+    let probe = r2 * (1.0 + KIDDO_RADIUS2_SLACK);
+    let start = Instant::now();
+    let tree: ImmutableKdTree<f32, 3> =
+        ImmutableKdTree::new_from_slice_parallel(points).map_err(|e| format!("kiddo: {e}"))?;
+    let built = Instant::now();
+    let csr = Csr::fill_parallel(points.len(), |i, out| {
+        let p = &points[i];
+        tree.query(p)
+            .within::<SquaredEuclidean<f32>>(probe)
+            .unsorted()
+            .visit(|found| {
+                let j = found.item;
+                if j as usize != i && within(p, &points[j as usize], r2) {
+                    out.push(j);
+                }
+            });
+    });
+    let done = Instant::now();
+    Ok(Output {
+        build_s: (built - start).as_secs_f64(),
+        query_s: (done - built).as_secs_f64(),
+        lists: Lists::Csr(csr),
+    })
+}
+
+/// Brute force: every point is tested against every other, parallel over the query point.
+fn run_brute(points: &[[f32; 3]], radius: f32) -> Output {
+    let r2 = radius * radius;
+    let start = Instant::now();
+    let csr = Csr::fill_parallel(points.len(), |i, out| {
+        let p = &points[i];
+        for (j, q) in points.iter().enumerate() {
+            if within(p, q, r2) && j != i {
+                out.push(j as u32);
+            }
+        }
+    });
+    let done = Instant::now();
+    Output {
+        build_s: 0.0,
+        query_s: (done - start).as_secs_f64(),
+        lists: Lists::Csr(csr),
+    }
+}
+
+/// hhg's cell order of `points` from an untimed build, for cases that need it without an hhg run.
+pub fn cell_order(points: &[[f32; 3]], radius: f32) -> Result<Vec<u32>, String> {
+    let mut grid = Grid::<f32>::new(radius).map_err(|e| format!("hhg: {e}"))?;
+    grid.build(points).map_err(|e| format!("hhg: {e}"))?;
+    Ok(grid.order().to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenes::{RADIUS, Scene};
+
+    #[test]
+    fn brute_and_kiddo_agree_on_every_scene() {
+        for scene in Scene::ALL {
+            let points = scene.generate(3000, 99);
+            let brute = Engine::Brute
+                .run(&points, RADIUS, None)
+                .unwrap()
+                .stats(None);
+            let kiddo = Engine::Kiddo
+                .run(&points, RADIUS, None)
+                .unwrap()
+                .stats(None);
+            assert!(brute.pairs > 10_000, "{scene}: {brute:?}");
+            assert!(brute.is_consistent() && kiddo.is_consistent(), "{scene}");
+            assert_eq!(brute, kiddo, "{scene}");
+        }
+    }
+
+    #[test]
+    fn kiddo_keeps_exact_boundary_pairs() {
+        // A 3 x 3 x 3 lattice of spacing 1 has 54 axis-aligned pairs at distance exactly 1,
+        // which the inclusive predicate keeps.
+        let points: Vec<[f32; 3]> = (0..27)
+            .map(|k| [(k % 3) as f32, ((k / 3) % 3) as f32, (k / 9) as f32])
+            .collect();
+        let brute = Engine::Brute.run(&points, 1.0, None).unwrap();
+        let kiddo = Engine::Kiddo.run(&points, 1.0, None).unwrap();
+        assert_eq!(brute.stats(None).pairs, 54);
+        assert_eq!(brute.stats(None), kiddo.stats(None));
+        // A radius just below 1 keeps none of them, even with kiddo's widened search.
+        let below = 1.0f32 - f32::EPSILON;
+        assert_eq!(
+            Engine::Kiddo
+                .run(&points, below, None)
+                .unwrap()
+                .stats(None)
+                .pairs,
+            0
+        );
+    }
+
+    #[test]
+    fn hhg_agrees_with_brute_in_both_orders() {
+        for scene in Scene::ALL {
+            let points = scene.generate(3000, 5);
+            let brute = Engine::Brute
+                .run(&points, RADIUS, None)
+                .unwrap()
+                .stats(None);
+            let hhg = Engine::Hhg.run(&points, RADIUS, None).unwrap();
+            assert_eq!(hhg.stats(None), brute, "{scene}");
+            let order = hhg.cell_order().unwrap().to_vec();
+            let mut sorted = points.clone();
+            hhg_core::reorder::apply_order(&order, &mut sorted);
+            let again = Engine::Hhg.run(&sorted, RADIUS, Some(hhg)).unwrap();
+            assert_eq!(again.stats(Some(&order)), brute, "{scene} in cell order");
+            assert_eq!(cell_order(&points, RADIUS).unwrap(), order, "{scene}");
+        }
+    }
+
+    /// The mean list length over the points that `keep` selects.
+    fn mean_neighbors(
+        output: &Output,
+        points: &[[f32; 3]],
+        keep: impl Fn(&[f32; 3]) -> bool,
+    ) -> f64 {
+        let Lists::Csr(csr) = &output.lists else {
+            panic!("expected a peer engine's lists");
+        };
+        let (sum, count) = (0..points.len())
+            .filter(|&i| keep(&points[i]))
+            .fold((0usize, 0usize), |(s, c), i| {
+                (s + csr.neighbors(i).len(), c + 1)
+            });
+        assert!(count > 100, "too few points selected");
+        sum as f64 / count as f64
+    }
+
+    #[test]
+    fn uniform_has_forty_neighbours() {
+        let n = 20_000;
+        let points = Scene::Uniform.generate(n, 8);
+        let side = crate::scenes::uniform_side(n) as f32;
+        let output = Engine::Kiddo.run(&points, RADIUS, None).unwrap();
+        // Away from the faces the ball lies inside the cube, so the count is the designed one.
+        let interior = |p: &[f32; 3]| p.iter().all(|&c| c >= RADIUS && c <= side - RADIUS);
+        let mean = mean_neighbors(&output, &points, interior);
+        let expected = crate::scenes::UNIFORM_NEIGHBORS;
+        assert!(
+            (mean - expected).abs() < 0.1 * expected,
+            "interior mean {mean}"
+        );
+    }
+
+    #[test]
+    fn dambreak_and_clustered_have_tens_of_neighbours() {
+        let points = Scene::Dambreak.generate(20_000, 8);
+        let output = Engine::Kiddo.run(&points, RADIUS, None).unwrap();
+        // The lattice within 2h holds 32 sites; jitter loses about half of the 6 at exactly 2h.
+        let (lo, hi) = points
+            .iter()
+            .fold(([f32::MAX; 3], [f32::MIN; 3]), |(lo, hi), p| {
+                (
+                    [0, 1, 2].map(|a| lo[a].min(p[a])),
+                    [0, 1, 2].map(|a| hi[a].max(p[a])),
+                )
+            });
+        let interior =
+            |p: &[f32; 3]| (0..3).all(|a| p[a] >= lo[a] + RADIUS && p[a] <= hi[a] - RADIUS);
+        let mean = mean_neighbors(&output, &points, interior);
+        assert!(
+            (27.0..=33.0).contains(&mean),
+            "dambreak interior mean {mean}"
+        );
+
+        let points = Scene::Clustered.generate(20_000, 8);
+        let output = Engine::Kiddo.run(&points, RADIUS, None).unwrap();
+        let mean = mean_neighbors(&output, &points, |_| true);
+        let target = crate::scenes::CLUSTERED_NEIGHBORS;
+        assert!(
+            (mean - target).abs() < 0.25 * target,
+            "clustered mean {mean}"
+        );
+    }
+
+    #[test]
+    fn csr_fill_is_ordered_and_complete() {
+        let csr = Csr::fill_parallel(3000, |i, out| out.extend(0..(i % 5) as u32));
+        assert_eq!(csr.len(), 3000);
+        assert_eq!(csr.neighbors(4), &[0, 1, 2, 3]);
+        assert_eq!(csr.neighbors(2500), &[] as &[u32]);
+        assert_eq!(csr.indices.len(), 600 * (1 + 2 + 3 + 4));
+        assert!(Csr::fill_parallel(0, |_, _| {}).is_empty());
+    }
+
+    #[test]
+    fn engine_names_round_trip() {
+        for engine in Engine::ALL {
+            assert_eq!(engine.name().parse::<Engine>(), Ok(engine));
+        }
+        assert!("octree".parse::<Engine>().is_err());
+        assert!(Engine::Brute.accepts(BRUTE_MAX_N) && !Engine::Brute.accepts(BRUTE_MAX_N + 1));
+    }
+}

@@ -1,0 +1,20 @@
+//! Benchmarks for hhg: seeded scenes, peer engines (kiddo, brute force), the runner and its reports.
+//!
+//! The `hhg-bench` binary (see `cargo xtask bench`) drives these modules; the criterion bench in
+//! `benches/search.rs` uses the scene generators. Every engine's output is reduced to an
+//! unordered pair count and a checksum ([`pairs`]), so any disagreement between engines shows.
+
+pub mod cli;
+pub mod engines;
+pub mod io;
+pub mod pairs;
+pub mod report;
+pub mod rng;
+pub mod runner;
+pub mod scenes;
+
+pub use engines::{BRUTE_MAX_N, Csr, Engine, Output};
+pub use pairs::{CHECKSUM_MODULUS, PairStats, checksum_of_pairs, pair_stats, within};
+pub use rng::Rng;
+pub use runner::{Agreement, Order, Record, SceneRun};
+pub use scenes::{RADIUS, Scene};

@@ -1,0 +1,547 @@
+//! The benchmark runner: which engine runs on which input how often, and how results are compared.
+//!
+//! Each measurement is the best of `k` complete runs (structure build plus neighbour lists; hhg
+//! rebuilds its previous run's buffers in place as a solver does every step, the peers allocate
+//! afresh) by wall-clock total. The pair count and checksum come from the last run,
+//! after its timing stopped, so checking costs no extra run.
+
+use std::fmt;
+
+use hhg_core::reorder::apply_order;
+use rayon::ThreadPool;
+
+use crate::engines::{Engine, cell_order};
+use crate::pairs::PairStats;
+use crate::scenes::{RADIUS, Scene};
+
+/// The scene sizes of the default run.
+pub const DEFAULT_SIZES: [usize; 3] = [10_000, 100_000, 1_000_000];
+
+/// The default number of worker threads.
+pub const DEFAULT_THREADS: usize = 2;
+
+/// The base seed of the default run.
+pub const DEFAULT_SEED: u64 = 0x5EED_0000_0000_0001;
+
+/// How many runs a measurement takes the best of: 3 up to 100k points, 2 above.
+pub fn default_reps(n: usize) -> usize {
+    if n <= 100_000 { 3 } else { 2 }
+}
+
+/// The order in which a scene's points are handed to an engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Order {
+    /// The generator's shuffled order.
+    Random,
+    /// hhg's cell order (`Grid::order`) applied to the points before the timed run.
+    Sorted,
+}
+
+impl Order {
+    /// The suffix of the case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Order::Random => "random",
+            Order::Sorted => "sorted",
+        }
+    }
+}
+
+/// Whether a record's pairs and checksum match its group's reference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Agreement {
+    /// The record is the reference of its group (brute force if it ran, else kiddo, else hhg).
+    Reference,
+    /// Same pair count and checksum as the reference, and symmetric lists without self entries.
+    Agrees,
+    /// Anything else.
+    Differs,
+}
+
+impl fmt::Display for Agreement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Agreement::Reference => "ref",
+            Agreement::Agrees => "yes",
+            Agreement::Differs => "NO",
+        })
+    }
+}
+
+/// One measured engine on one input.
+#[derive(Clone, Debug)]
+pub struct Record {
+    /// The engine.
+    pub engine: Engine,
+    /// The input's name: the scene name, or the point file's stem.
+    pub input: String,
+    /// The point order for generated scenes; `None` for point files.
+    pub order: Option<Order>,
+    /// The number of points.
+    pub n: usize,
+    /// Worker threads.
+    pub threads: usize,
+    /// Runs the best was taken from.
+    pub reps: usize,
+    /// Build seconds of the best run.
+    pub build_s: f64,
+    /// Query seconds of the best run.
+    pub query_s: f64,
+    /// The pair count and checksum.
+    pub stats: PairStats,
+    /// kiddo's total over this record's total on the same case, when kiddo ran on it.
+    pub vs_kiddo: Option<f64>,
+    /// The comparison with the group's reference (filled in by [`annotate`]).
+    pub agree: Agreement,
+}
+
+impl Record {
+    /// The case name: the input name, with `-random` or `-sorted` for generated scenes.
+    pub fn case(&self) -> String {
+        match self.order {
+            Some(order) => format!("{}-{}", self.input, order.name()),
+            None => self.input.clone(),
+        }
+    }
+
+    /// Build plus query seconds.
+    pub fn total_s(&self) -> f64 {
+        self.build_s + self.query_s
+    }
+
+    /// Nanoseconds of total time per unordered pair found, if any pair was found.
+    pub fn ns_per_pair(&self) -> Option<f64> {
+        (self.stats.pairs > 0).then(|| self.total_s() * 1e9 / self.stats.pairs as f64)
+    }
+}
+
+/// Builds the rayon pool every measurement runs in.
+pub fn thread_pool(threads: usize) -> Result<ThreadPool, String> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("hhg-bench-{i}"))
+        .build()
+        .map_err(|e| format!("cannot start {threads} worker threads: {e}"))
+}
+
+/// Where a measurement's points come from and how its result is checked.
+struct Input<'a> {
+    name: &'a str,
+    order: Option<Order>,
+    points: &'a [[f32; 3]],
+    radius: f32,
+    /// `map[k]` = input index of the engine's point `k`, for reordered input.
+    map: Option<&'a [u32]>,
+}
+
+/// Measures `engine` on `input`: the best of `reps` runs.
+///
+/// Returns the record and, for hhg, the cell order of the last run, so that the sorted case needs
+/// no extra build.
+fn measure(
+    engine: Engine,
+    input: &Input<'_>,
+    reps: usize,
+    threads: usize,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Record, Option<Vec<u32>>), String> {
+    let reps = reps.max(1);
+    let mut best = (f64::INFINITY, f64::INFINITY);
+    let mut last = None;
+    for _ in 0..reps {
+        // The previous run's structures are reused (hhg) or freed before the clock starts.
+        let out = engine.run(input.points, input.radius, last.take())?;
+        if out.build_s + out.query_s < best.0 + best.1 {
+            best = (out.build_s, out.query_s);
+        }
+        last = Some(out);
+    }
+    let out = last.ok_or("no run was made")?;
+    let stats = out.stats(input.map);
+    let order = out.cell_order().map(<[u32]>::to_vec);
+    let record = Record {
+        engine,
+        input: input.name.to_owned(),
+        order: input.order,
+        n: input.points.len(),
+        threads,
+        reps,
+        build_s: best.0,
+        query_s: best.1,
+        stats,
+        vs_kiddo: None,
+        agree: Agreement::Reference,
+    };
+    progress(&format!(
+        "  {engine:<5} {:<18} n={:<8} best of {reps}: {:>10.3} ms, {} pairs",
+        record.case(),
+        record.n,
+        record.total_s() * 1e3,
+        record.stats.pairs
+    ));
+    Ok((record, order))
+}
+
+/// What the generated-scene run covers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SceneRun {
+    /// Scenes, in order.
+    pub scenes: Vec<Scene>,
+    /// Point counts, in order.
+    pub sizes: Vec<usize>,
+    /// Engines; brute force is skipped above [`crate::engines::BRUTE_MAX_N`] points.
+    pub engines: Vec<Engine>,
+    /// Worker threads.
+    pub threads: usize,
+    /// Runs per measurement; `None` means [`default_reps`].
+    pub reps: Option<usize>,
+    /// The base seed.
+    pub seed: u64,
+}
+
+impl Default for SceneRun {
+    fn default() -> Self {
+        Self {
+            scenes: Scene::ALL.to_vec(),
+            sizes: DEFAULT_SIZES.to_vec(),
+            engines: Engine::ALL.to_vec(),
+            threads: DEFAULT_THREADS,
+            reps: None,
+            seed: DEFAULT_SEED,
+        }
+    }
+}
+
+/// Runs every selected engine on every selected scene and size, in both point orders.
+///
+/// Brute force runs on the random order only. The sorted order is hhg's cell order, taken from
+/// hhg's own random-order run when hhg was selected, else from one untimed build. Must be called
+/// inside the thread pool (see [`thread_pool`]).
+pub fn run_scenes(
+    config: &SceneRun,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<Record>, String> {
+    let mut engines = config.engines.clone();
+    engines.sort();
+    engines.dedup();
+    let mut records = Vec::new();
+    for &scene in &config.scenes {
+        for &n in &config.sizes {
+            progress(&format!("{scene}, {n} points:"));
+            let points = scene.generate(n, scene.seed(config.seed, n));
+            let reps = config.reps.unwrap_or_else(|| default_reps(n));
+            let mut order = None;
+            let random = Input {
+                name: scene.name(),
+                order: Some(Order::Random),
+                points: &points,
+                radius: RADIUS,
+                map: None,
+            };
+            for &engine in &engines {
+                if !engine.accepts(n) {
+                    continue;
+                }
+                let (record, cells) = measure(engine, &random, reps, config.threads, progress)?;
+                records.push(record);
+                if order.is_none() {
+                    order = cells;
+                }
+            }
+
+            let sorted_engines: Vec<Engine> = engines
+                .iter()
+                .copied()
+                .filter(|&e| e != Engine::Brute)
+                .collect();
+            if sorted_engines.is_empty() {
+                continue;
+            }
+            let order = match order {
+                Some(order) => order,
+                None => cell_order(&points, RADIUS)?,
+            };
+            let mut sorted = points.clone();
+            apply_order(&order, &mut sorted);
+            let input = Input {
+                name: scene.name(),
+                order: Some(Order::Sorted),
+                points: &sorted,
+                radius: RADIUS,
+                map: Some(&order),
+            };
+            for engine in sorted_engines {
+                records.push(measure(engine, &input, reps, config.threads, progress)?.0);
+            }
+        }
+    }
+    if records.is_empty() {
+        return Err(nothing_ran());
+    }
+    annotate(&mut records);
+    Ok(records)
+}
+
+/// The error for a selection in which no engine accepted any input.
+fn nothing_ran() -> String {
+    format!(
+        "nothing was run: brute force, the only engine selected, runs only up to {} points",
+        crate::engines::BRUTE_MAX_N
+    )
+}
+
+/// Runs the selected engines on one point set from a file. Must be called inside the pool.
+///
+/// Brute force is skipped (with a note through `progress`) above its size limit.
+pub fn run_points(
+    name: &str,
+    points: &[[f32; 3]],
+    radius: f32,
+    engines: &[Engine],
+    threads: usize,
+    reps: Option<usize>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<Record>, String> {
+    let mut engines = engines.to_vec();
+    engines.sort();
+    engines.dedup();
+    let reps = reps.unwrap_or_else(|| default_reps(points.len()));
+    let input = Input {
+        name,
+        order: None,
+        points,
+        radius,
+        map: None,
+    };
+    let mut records = Vec::new();
+    for engine in engines {
+        if !engine.accepts(points.len()) {
+            progress(&format!(
+                "  skipping {engine}: {} points is more than its limit of {}",
+                points.len(),
+                crate::engines::BRUTE_MAX_N
+            ));
+            continue;
+        }
+        records.push(measure(engine, &input, reps, threads, progress)?.0);
+    }
+    if records.is_empty() {
+        return Err(nothing_ran());
+    }
+    annotate(&mut records);
+    Ok(records)
+}
+
+/// Fills in `vs_kiddo` and `agree` for every record.
+///
+/// Records are grouped by input and point count; the reference of a group is its brute-force
+/// record if there is one, else kiddo's, else hhg's, random order before sorted order. The pair
+/// count and checksum do not depend on the point order, so both orders share one reference.
+pub fn annotate(records: &mut [Record]) {
+    let snapshot: Vec<Record> = records.to_vec();
+    for record in records.iter_mut() {
+        let same_case = |other: &&Record| {
+            other.input == record.input && other.n == record.n && other.order == record.order
+        };
+        record.vs_kiddo = snapshot
+            .iter()
+            .filter(same_case)
+            .find(|other| other.engine == Engine::Kiddo)
+            .map(|kiddo| kiddo.total_s() / record.total_s());
+
+        let reference = snapshot
+            .iter()
+            .filter(|other| other.input == record.input && other.n == record.n)
+            .min_by_key(|other| {
+                let priority = match other.engine {
+                    Engine::Brute => 0,
+                    Engine::Kiddo => 1,
+                    Engine::Hhg => 2,
+                };
+                (priority, other.order)
+            });
+        record.agree = match reference {
+            _ if !record.stats.is_consistent() => Agreement::Differs,
+            Some(r) if r.engine == record.engine && r.order == record.order => Agreement::Reference,
+            Some(r)
+                if r.stats.pairs == record.stats.pairs
+                    && r.stats.checksum == record.stats.checksum =>
+            {
+                Agreement::Agrees
+            }
+            _ => Agreement::Differs,
+        };
+    }
+}
+
+/// One line per record that does not agree with its reference, saying what differs.
+pub fn disagreements(records: &[Record]) -> Vec<String> {
+    records
+        .iter()
+        .filter(|r| r.agree == Agreement::Differs)
+        .map(|r| {
+            let reference = records.iter().find(|other| {
+                other.input == r.input && other.n == r.n && other.agree == Agreement::Reference
+            });
+            let mut line = format!(
+                "{} on {} (n = {}): {} pairs, checksum {}",
+                r.engine,
+                r.case(),
+                r.n,
+                r.stats.pairs,
+                r.stats.checksum
+            );
+            if let Some(reference) = reference {
+                line.push_str(&format!(
+                    "; reference {} on {}: {} pairs, checksum {}",
+                    reference.engine,
+                    reference.case(),
+                    reference.stats.pairs,
+                    reference.stats.checksum
+                ));
+            }
+            if r.stats.self_refs > 0 {
+                line.push_str(&format!("; {} self entries", r.stats.self_refs));
+            }
+            if r.stats.directed != 2 * r.stats.pairs {
+                line.push_str(&format!(
+                    "; {} list entries for {} pairs (lists not symmetric)",
+                    r.stats.directed, r.stats.pairs
+                ));
+            }
+            line
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(pairs: u64, checksum: u64) -> PairStats {
+        PairStats {
+            pairs,
+            checksum,
+            directed: 2 * pairs,
+            self_refs: 0,
+        }
+    }
+
+    fn record(engine: Engine, order: Order, total: f64, s: PairStats) -> Record {
+        Record {
+            engine,
+            input: "uniform".into(),
+            order: Some(order),
+            n: 10,
+            threads: 2,
+            reps: 1,
+            build_s: total / 2.0,
+            query_s: total / 2.0,
+            stats: s,
+            vs_kiddo: None,
+            agree: Agreement::Reference,
+        }
+    }
+
+    #[test]
+    fn annotate_picks_references_and_ratios() {
+        let good = stats(5, 17);
+        let mut records = vec![
+            record(Engine::Hhg, Order::Random, 1.0, good),
+            record(Engine::Kiddo, Order::Random, 4.0, good),
+            record(Engine::Brute, Order::Random, 8.0, good),
+            record(Engine::Hhg, Order::Sorted, 0.5, stats(5, 18)),
+            record(Engine::Kiddo, Order::Sorted, 3.0, good),
+        ];
+        annotate(&mut records);
+        let agree: Vec<Agreement> = records.iter().map(|r| r.agree).collect();
+        assert_eq!(
+            agree,
+            [
+                Agreement::Agrees,
+                Agreement::Agrees,
+                Agreement::Reference,
+                Agreement::Differs,
+                Agreement::Agrees
+            ]
+        );
+        assert_eq!(records[0].vs_kiddo, Some(4.0));
+        assert_eq!(records[2].vs_kiddo, Some(0.5));
+        assert_eq!(records[3].vs_kiddo, Some(6.0));
+        assert_eq!(records[3].case(), "uniform-sorted");
+        let lines = disagreements(&records);
+        assert_eq!(lines.len(), 1);
+        assert!(lines[0].contains("hhg on uniform-sorted") && lines[0].contains("brute"));
+    }
+
+    #[test]
+    fn inconsistent_lists_never_agree() {
+        let mut bad = stats(5, 17);
+        bad.directed = 9;
+        let mut records = vec![record(Engine::Kiddo, Order::Random, 1.0, bad)];
+        annotate(&mut records);
+        assert_eq!(records[0].agree, Agreement::Differs);
+        assert!(disagreements(&records)[0].contains("not symmetric"));
+    }
+
+    #[test]
+    fn a_small_scene_run_agrees_everywhere() {
+        let config = SceneRun {
+            scenes: Scene::ALL.to_vec(),
+            sizes: vec![2000],
+            engines: Engine::ALL.to_vec(),
+            threads: 2,
+            reps: Some(1),
+            seed: 1,
+        };
+        let pool = thread_pool(2).unwrap();
+        let records = pool.install(|| run_scenes(&config, &mut |_| {})).unwrap();
+        // Per scene: hhg, kiddo and brute on the random order, hhg and kiddo on the sorted one.
+        assert_eq!(records.len(), 3 * 5);
+        assert!(
+            disagreements(&records).is_empty(),
+            "{:?}",
+            disagreements(&records)
+        );
+        assert!(
+            records
+                .iter()
+                .all(|r| r.stats.pairs > 0 && r.vs_kiddo.is_some())
+        );
+
+        let points = Scene::Uniform.generate(500, 3);
+        let only = pool
+            .install(|| {
+                run_points(
+                    "file",
+                    &points,
+                    1.0,
+                    &[Engine::Brute, Engine::Hhg],
+                    2,
+                    Some(1),
+                    &mut |_| {},
+                )
+            })
+            .unwrap();
+        assert_eq!(only.len(), 2);
+        assert_eq!(only[0].engine, Engine::Hhg);
+        assert_eq!(only[1].agree, Agreement::Reference);
+        assert_eq!(only[0].agree, Agreement::Agrees);
+        assert_eq!(only[0].vs_kiddo, None);
+
+        // Brute force alone on too many points runs nothing, which is an error, not a pass.
+        let many = vec![[0.0f32; 3]; crate::engines::BRUTE_MAX_N + 1];
+        let none = pool.install(|| {
+            run_points(
+                "many",
+                &many,
+                1.0,
+                &[Engine::Brute],
+                2,
+                Some(1),
+                &mut |_| {},
+            )
+        });
+        assert!(none.unwrap_err().contains("nothing was run"));
+    }
+}

@@ -1,0 +1,351 @@
+//! Seeded, deterministic benchmark scenes: uniform, SPH dam break and Gaussian clusters.
+//!
+//! Every scene uses the search radius [`RADIUS`] and is returned in random order (shuffled with
+//! the seeded generator), so an engine cannot profit from the generator's spatial order; the
+//! `-sorted` cases reorder the points explicitly.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::rng::{Rng, splitmix64};
+
+/// The search radius of every generated scene.
+pub const RADIUS: f32 = 1.0;
+
+/// The expected neighbour count of the uniform scene away from its faces.
+pub const UNIFORM_NEIGHBORS: f64 = 40.0;
+
+/// The average neighbour count the clustered scene is tuned for.
+pub const CLUSTERED_NEIGHBORS: f64 = 30.0;
+
+/// The number of Gaussian clusters in the clustered scene.
+pub const CLUSTERS: usize = 50;
+
+/// The ratio of the largest to the smallest cluster standard deviation.
+pub const CLUSTER_SIGMA_SPREAD: f64 = 30.0;
+
+/// The side of the (mostly empty) box the clusters are placed in, in units of the radius.
+pub const CLUSTER_BOX_SIDE: f64 = 1.0e4;
+
+/// A benchmark scene.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scene {
+    /// Points uniform in a cube, about [`UNIFORM_NEIGHBORS`] neighbours per point.
+    Uniform,
+    /// An SPH dam-break fluid block: a jittered cubic lattice of spacing `h = r / 2`.
+    Dambreak,
+    /// [`CLUSTERS`] Gaussian clusters of very different sizes in a huge empty box.
+    Clustered,
+}
+
+impl Scene {
+    /// All scenes, in the order the runner uses.
+    pub const ALL: [Scene; 3] = [Scene::Uniform, Scene::Dambreak, Scene::Clustered];
+
+    /// The scene's name as used on the command line and in case names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scene::Uniform => "uniform",
+            Scene::Dambreak => "dambreak",
+            Scene::Clustered => "clustered",
+        }
+    }
+
+    /// The seed for `n` points of this scene, derived from the run's base seed.
+    pub fn seed(self, base: u64, n: usize) -> u64 {
+        let mut s = base ^ ((self as u64 + 1) << 56) ^ n as u64;
+        splitmix64(&mut s)
+    }
+
+    /// Generates `n` points of this scene from `seed`, in random order.
+    pub fn generate(self, n: usize, seed: u64) -> Vec<[f32; 3]> {
+        let mut rng = Rng::new(seed);
+        let mut points = match self {
+            Scene::Uniform => uniform(n, &mut rng),
+            Scene::Dambreak => dambreak(n, &mut rng),
+            Scene::Clustered => clustered(n, &mut rng),
+        };
+        rng.shuffle(&mut points);
+        points
+    }
+}
+
+impl fmt::Display for Scene {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl FromStr for Scene {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Scene::ALL
+            .into_iter()
+            .find(|scene| scene.name() == s)
+            .ok_or_else(|| format!("unknown scene `{s}` (expected uniform, dambreak or clustered)"))
+    }
+}
+
+/// The volume of the ball of radius [`RADIUS`].
+fn ball_volume() -> f64 {
+    4.0 / 3.0 * std::f64::consts::PI * f64::from(RADIUS).powi(3)
+}
+
+/// The side of the uniform scene's cube for `n` points.
+pub fn uniform_side(n: usize) -> f64 {
+    let density = UNIFORM_NEIGHBORS / ball_volume();
+    (n as f64 / density).cbrt()
+}
+
+/// Points uniform in a cube whose density gives [`UNIFORM_NEIGHBORS`] expected neighbours.
+fn uniform(n: usize, rng: &mut Rng) -> Vec<[f32; 3]> {
+    let side = uniform_side(n);
+    (0..n)
+        .map(|_| {
+            [
+                rng.uniform(0.0, side) as f32,
+                rng.uniform(0.0, side) as f32,
+                rng.uniform(0.0, side) as f32,
+            ]
+        })
+        .collect()
+}
+
+/// A dam-break fluid block, width : height : depth = 1 : 2 : 1.
+///
+/// The lattice spacing is `h = r / 2`, so a particle sees about 30 neighbours, and every
+/// coordinate is jittered by up to `0.05 h`. The block is filled layer by layer from the floor
+/// up, so for counts that are not a full block the top layer is partly filled.
+fn dambreak(n: usize, rng: &mut Rng) -> Vec<[f32; 3]> {
+    let h = f64::from(RADIUS) / 2.0;
+    let jitter = 0.05 * h;
+    // Width and depth nx, height 2 nx: 2 nx^3 lattice sites.
+    let nx = ((n as f64 / 2.0).cbrt().ceil() as usize).max(1);
+    let mut points = Vec::with_capacity(n);
+    'fill: for iy in 0.. {
+        for iz in 0..nx {
+            for ix in 0..nx {
+                if points.len() == n {
+                    break 'fill;
+                }
+                let site = [ix as f64 * h, iy as f64 * h, iz as f64 * h];
+                points.push(site.map(|c| (c + rng.uniform(-jitter, jitter)) as f32));
+            }
+        }
+    }
+    points
+}
+
+/// The probability that two independent draws from an isotropic 3-D Gaussian with standard
+/// deviation `sigma` lie within distance `r` of each other.
+///
+/// The difference of the two draws has standard deviation `sigma * sqrt(2)` per axis, so this is
+/// the chi distribution (3 degrees of freedom) at `a = r / (sigma sqrt 2)`, evaluated as the
+/// regularised lower incomplete gamma function `P(3/2, a^2/2)` by its power series.
+pub fn gaussian_pair_probability(sigma: f64, r: f64) -> f64 {
+    let a = r / (sigma * std::f64::consts::SQRT_2);
+    let x = 0.5 * a * a;
+    if x > 40.0 {
+        return 1.0;
+    }
+    // P(s, x) = x^s e^-x sum_k x^k / Gamma(s + k + 1), with s = 3/2 and Gamma(5/2) = 3 sqrt(pi) / 4.
+    let gamma_5_2 = 0.75 * std::f64::consts::PI.sqrt();
+    let mut term = 1.0 / gamma_5_2;
+    let mut sum = term;
+    let mut k = 1.0;
+    while term > sum * 1e-17 {
+        term *= x / (1.5 + k);
+        sum += term;
+        k += 1.0;
+    }
+    (x.powf(1.5) * (-x).exp() * sum).min(1.0)
+}
+
+/// Splits `n` into parts proportional to `weights`, each at least `min` where `n` allows.
+fn apportion(n: usize, weights: &[f64], min: usize) -> Vec<usize> {
+    let min = min.min(n / weights.len().max(1));
+    let spare = n - min * weights.len();
+    let total: f64 = weights.iter().sum();
+    let exact: Vec<f64> = weights.iter().map(|w| spare as f64 * w / total).collect();
+    let mut counts: Vec<usize> = exact.iter().map(|e| e.floor() as usize).collect();
+    let mut left = spare - counts.iter().sum::<usize>();
+    // Largest remainders first, ties by index, so the split is deterministic.
+    let mut by_remainder: Vec<usize> = (0..weights.len()).collect();
+    by_remainder.sort_by(|&a, &b| {
+        let ra = exact[a] - exact[a].floor();
+        let rb = exact[b] - exact[b].floor();
+        rb.total_cmp(&ra).then(a.cmp(&b))
+    });
+    for &c in by_remainder.iter().cycle() {
+        if left == 0 {
+            break;
+        }
+        counts[c] += 1;
+        left -= 1;
+    }
+    counts.iter().map(|c| c + min).collect()
+}
+
+/// The parameters of the clustered scene for `n` points.
+#[derive(Clone, Debug)]
+pub struct ClusterPlan {
+    /// Points per cluster.
+    pub populations: Vec<usize>,
+    /// Standard deviation per cluster.
+    pub sigmas: Vec<f64>,
+    /// Centre per cluster.
+    pub centres: Vec<[f64; 3]>,
+    /// The predicted average neighbour count (overlaps between clusters ignored).
+    pub predicted_neighbors: f64,
+}
+
+/// Draws the cluster sizes, populations and centres of the clustered scene.
+///
+/// Relative standard deviations are log-uniform over [`CLUSTER_SIGMA_SPREAD`]; populations are
+/// proportional to `s^2` times a log-normal factor, so they differ by three orders of magnitude
+/// and small clusters are denser than large ones. A common scale is then found by bisection so
+/// that the predicted average neighbour count is [`CLUSTERED_NEIGHBORS`].
+pub fn cluster_plan(n: usize, rng: &mut Rng) -> ClusterPlan {
+    let rel_sigma: Vec<f64> = (0..CLUSTERS)
+        .map(|_| CLUSTER_SIGMA_SPREAD.powf(rng.next_f64()))
+        .collect();
+    let weights: Vec<f64> = rel_sigma
+        .iter()
+        .map(|s| s * s * (0.5 * rng.gaussian()).exp())
+        .collect();
+    let populations = apportion(n, &weights, 4);
+
+    let r = f64::from(RADIUS);
+    let average = |scale: f64| -> f64 {
+        let pairs: f64 = populations
+            .iter()
+            .zip(&rel_sigma)
+            .map(|(&p, &s)| {
+                let p = p as f64;
+                p * (p - 1.0).max(0.0) * gaussian_pair_probability(scale * s, r)
+            })
+            .sum();
+        pairs / n.max(1) as f64
+    };
+    // The average falls as the scale grows; bisect on a log scale.
+    let (mut lo, mut hi) = (1e-3f64, 1e4f64);
+    for _ in 0..100 {
+        let mid = (lo * hi).sqrt();
+        if average(mid) > CLUSTERED_NEIGHBORS {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let scale = (lo * hi).sqrt();
+    let sigmas: Vec<f64> = rel_sigma.iter().map(|s| s * scale).collect();
+
+    let centres = sigmas
+        .iter()
+        .map(|&sigma| {
+            let margin = (6.0 * sigma).min(CLUSTER_BOX_SIDE / 4.0);
+            [0; 3].map(|_| rng.uniform(margin, CLUSTER_BOX_SIDE - margin))
+        })
+        .collect();
+    let predicted_neighbors = average(scale);
+    ClusterPlan {
+        populations,
+        sigmas,
+        centres,
+        predicted_neighbors,
+    }
+}
+
+/// Gaussian clusters of very different sizes and populations in a huge, mostly empty box.
+fn clustered(n: usize, rng: &mut Rng) -> Vec<[f32; 3]> {
+    let plan = cluster_plan(n, rng);
+    let mut points = Vec::with_capacity(n);
+    for ((&count, &sigma), centre) in plan.populations.iter().zip(&plan.sigmas).zip(&plan.centres) {
+        for _ in 0..count {
+            points.push([0, 1, 2].map(|a| (centre[a] + sigma * rng.gaussian()) as f32));
+        }
+    }
+    points
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generators_are_deterministic_and_sized() {
+        for scene in Scene::ALL {
+            let a = scene.generate(3000, 11);
+            let b = scene.generate(3000, 11);
+            let c = scene.generate(3000, 12);
+            assert_eq!(a.len(), 3000, "{scene}");
+            assert_eq!(a, b, "{scene}: same seed, same points");
+            assert_ne!(a, c, "{scene}: another seed, other points");
+            assert!(a.iter().flatten().all(|c| c.is_finite()));
+        }
+        assert_ne!(Scene::Uniform.seed(1, 10), Scene::Dambreak.seed(1, 10));
+        assert_ne!(Scene::Uniform.seed(1, 10), Scene::Uniform.seed(1, 11));
+    }
+
+    #[test]
+    fn scene_names_round_trip() {
+        for scene in Scene::ALL {
+            assert_eq!(scene.name().parse::<Scene>(), Ok(scene));
+        }
+        assert!("cube".parse::<Scene>().is_err());
+    }
+
+    #[test]
+    fn apportion_is_exact() {
+        let counts = apportion(1000, &[1.0, 2.0, 3.0, 0.001], 4);
+        assert_eq!(counts.iter().sum::<usize>(), 1000);
+        assert!(counts.iter().all(|&c| c >= 4));
+        assert_eq!(apportion(3, &[1.0; 5], 4).iter().sum::<usize>(), 3);
+    }
+
+    #[test]
+    fn pair_probability_limits() {
+        // Far apart relative to sigma: certain; tiny radius: (4/3 pi r^3) / (4 pi sigma^2)^(3/2).
+        assert_eq!(gaussian_pair_probability(0.01, 1.0), 1.0);
+        let sigma = 50.0f64;
+        let small = 4.0 / 3.0 * std::f64::consts::PI
+            / (4.0 * std::f64::consts::PI * sigma * sigma).powf(1.5);
+        let p = gaussian_pair_probability(sigma, 1.0);
+        assert!((p / small - 1.0).abs() < 1e-3, "{p} vs {small}");
+        // The median of the chi(3) distribution is about 1.5382.
+        let half = gaussian_pair_probability(1.0 / (1.5382 * std::f64::consts::SQRT_2), 1.0);
+        assert!((half - 0.5).abs() < 1e-3, "{half}");
+    }
+
+    #[test]
+    fn cluster_plan_matches_its_brief() {
+        let plan = cluster_plan(1_000_000, &mut Rng::new(3));
+        assert_eq!(plan.populations.iter().sum::<usize>(), 1_000_000);
+        let (smin, smax) = plan
+            .sigmas
+            .iter()
+            .fold((f64::MAX, 0.0f64), |(a, b), &s| (a.min(s), b.max(s)));
+        assert!(smax / smin > 10.0 && smax / smin <= CLUSTER_SIGMA_SPREAD);
+        let pmin = *plan.populations.iter().min().unwrap();
+        let pmax = *plan.populations.iter().max().unwrap();
+        assert!(pmax > 100 * pmin, "populations {pmin}..{pmax}");
+        assert!((plan.predicted_neighbors - CLUSTERED_NEIGHBORS).abs() < 0.5);
+    }
+
+    #[test]
+    fn dambreak_block_has_its_aspect() {
+        let points = Scene::Dambreak.generate(2 * 20 * 20 * 20, 5);
+        let extent = |a: usize| {
+            let (lo, hi) = points.iter().fold((f32::MAX, f32::MIN), |(lo, hi), p| {
+                (lo.min(p[a]), hi.max(p[a]))
+            });
+            hi - lo
+        };
+        let (w, h, d) = (extent(0), extent(1), extent(2));
+        assert!(
+            (h / w - 2.0).abs() < 0.1 && (d / w - 1.0).abs() < 0.05,
+            "{w} {h} {d}"
+        );
+    }
+}
