@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use crate::columns::{COPY_CHUNK, PointColumns, check_count};
 use crate::error::Error;
 use crate::geometry::{Bounds, CellTable, Kernel, Points, bounds};
-use crate::real::Real;
+use crate::real::{LANES, Real};
 use crate::sort::{SortScratch, counting_sort};
 
 /// Points per work unit of a search: units end at bucket borders, so a unit holds about
@@ -120,7 +120,7 @@ impl<T: Real> Grid<T> {
     /// The locality permutation: `order()[k]` is the caller's index of the `k`-th point in
     /// cell order. Apply it to solver arrays with [`crate::reorder::apply_order`].
     pub fn order(&self) -> &[u32] {
-        &self.order
+        &self.order[..self.len()]
     }
 
     /// The points in cell order, as SoA columns.
@@ -157,8 +157,10 @@ impl<T: Real> Grid<T> {
             &mut self.order,
             &mut self.sort_scratch,
         );
+        // Padding lets the gather kernel load 8 caller indices at any sorted position.
+        self.order.resize(n + LANES, 0);
         self.sorted.set_len(n);
-        let order = &self.order;
+        let order = &self.order[..n];
         let [x, y, z] = self.sorted.columns_mut();
         x.par_chunks_mut(COPY_CHUNK)
             .zip(y.par_chunks_mut(COPY_CHUNK))

@@ -98,6 +98,104 @@ pub(crate) fn scan_batch<T: Real, K: MaskKernel>(
     }
 }
 
+/// The 8 lanes of each column starting at `base`, without bounds checks.
+///
+/// # Safety
+/// `base + LANES <= column.len()` for all three columns (true for any `base` below the
+/// point count of padded `PointColumns`).
+#[inline(always)]
+unsafe fn lanes_unchecked<T: Real>(columns: [&[T]; 3], base: usize) -> [&[T; 8]; 3] {
+    columns.map(|column| {
+        debug_assert!(
+            base + LANES <= column.len(),
+            "block at {base} past the padding"
+        );
+        // SAFETY: the caller guarantees `base..base + LANES` lies inside the column.
+        unsafe { &*column.as_ptr().add(base).cast::<[T; 8]>() }
+    })
+}
+
+/// Gathers the candidates of `ranges` within `sqrt(r2)` of `p` into `out` (in range order,
+/// ascending within each range), skipping sorted position `itself`, and returns how many
+/// were written. With `ids`, each hit is written as `ids[position]` (the caller's index,
+/// permuted out of one 8-lane load of `ids`); without, as its sorted position.
+///
+/// This is the hot loop of the neighbour lists: per block of 8 candidates, three loads, the
+/// distance mask, and a branch-free lookup-table compress straight into `out`.
+///
+/// # Safety
+/// `columns` are padded `PointColumns`, `ids` (when given) is padded by `LANES` past the
+/// point count, every range lies below the point count, and
+/// `out.len() >= total candidates of ranges + LANES`.
+#[inline(always)]
+pub(crate) unsafe fn gather_point<T: Real, K: MaskKernel>(
+    columns: [&[T]; 3],
+    ids: Option<&[u32]>,
+    p: [T; 3],
+    r2: T,
+    ranges: &[(u32, u32)],
+    itself: u32,
+    out: &mut [u32],
+) -> usize {
+    let mut cursor = 0usize;
+    // Tests the block at `base`, keeps the lanes of `keep`, and appends the hits.
+    let mut block = |base: usize, keep: u32, cursor: usize| -> usize {
+        // SAFETY: base is below the point count, and the columns are padded by LANES.
+        let [x, y, z] = unsafe { lanes_unchecked(columns, base) };
+        let mask = K::mask(p, &K::load(x, y, z), r2) & keep;
+        let lanes = u32x8::new(COMPRESS_LANES[mask as usize]);
+        let values = match ids {
+            Some(ids) => {
+                debug_assert!(base + LANES <= ids.len(), "ids not padded");
+                // SAFETY: the caller pads `ids` by LANES past the point count.
+                let block = unsafe { ids.as_ptr().add(base).cast::<[u32; 8]>().read_unaligned() };
+                u32x8::new(block).shuffle(lanes)
+            }
+            None => lanes + u32x8::splat(base as u32),
+        };
+        debug_assert!(cursor + LANES <= out.len(), "gather row too short");
+        // SAFETY: the caller sized `out` for every candidate plus one block of slack, and
+        // `cursor` counts hits among the candidates seen so far.
+        unsafe {
+            out.as_mut_ptr()
+                .add(cursor)
+                .cast::<[u32; 8]>()
+                .write_unaligned(values.to_array())
+        };
+        cursor + mask.count_ones() as usize
+    };
+    for &(start, end) in ranges {
+        let (start, end) = (start as usize, end as usize);
+        let all = (1u32 << LANES) - 1;
+        let tail = (end - start) % LANES;
+        let full_end = end - tail;
+        let tail_keep = (1u32 << tail) - 1;
+        let holds_itself = start <= itself as usize && (itself as usize) < end;
+        if !holds_itself {
+            let mut base = start;
+            while base < full_end {
+                cursor = block(base, all, cursor);
+                base += LANES;
+            }
+            if tail != 0 {
+                cursor = block(full_end, tail_keep, cursor);
+            }
+        } else {
+            let mut base = start;
+            while base < end {
+                let mut keep = if base < full_end { all } else { tail_keep };
+                let offset = (itself as usize).wrapping_sub(base);
+                if offset < LANES {
+                    keep &= !(1 << offset);
+                }
+                cursor = block(base, keep, cursor);
+                base += LANES;
+            }
+        }
+    }
+    cursor
+}
+
 /// For each 8-bit mask, the lanes of its set bits packed to the front.
 static COMPRESS_LANES: [[u32; 8]; 256] = {
     let mut table = [[0u32; 8]; 256];
@@ -116,27 +214,6 @@ static COMPRESS_LANES: [[u32; 8]; 256] = {
     }
     table
 };
-
-/// Appends the positions `base + lane` of the set bits of `mask` to `out` at `cursor` and
-/// returns the new cursor. Where 8 slots remain it writes all 8 from a lookup table (one
-/// vector add and store, no branch per hit); the slots past the new cursor are overwritten
-/// later or lie beyond the list's final length only when nothing follows in this list.
-#[inline(always)]
-pub(crate) fn compress_store(base: u32, mask: u32, out: &mut [u32], cursor: usize) -> usize {
-    debug_assert!(mask < 256);
-    if let Some(slots) = out.get_mut(cursor..cursor + LANES) {
-        let lanes = u32x8::new(COMPRESS_LANES[mask as usize]) + u32x8::splat(base);
-        slots.copy_from_slice(&lanes.to_array());
-        cursor + mask.count_ones() as usize
-    } else {
-        let mut cursor = cursor;
-        for_each_hit(base, mask, |q| {
-            out[cursor] = q;
-            cursor += 1;
-        });
-        cursor
-    }
-}
 
 /// Calls `emit(position)` for each set bit of `mask`, lowest first.
 #[inline(always)]

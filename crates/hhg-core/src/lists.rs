@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::geometry::{CellTable, Kernel, Points, first_non_finite};
 use crate::grid::{Grid, Ranges};
 use crate::kernel::{
-    BATCH, MaskKernel, ScalarKernel, SimdKernel, compress_store, for_each_hit, scan_batch,
+    BATCH, MaskKernel, ScalarKernel, SimdKernel, for_each_hit, gather_point, scan_batch,
 };
 use crate::parallel::{DisjointSlice, exclusive_scan};
 use crate::real::{LANES, Real};
@@ -21,11 +21,6 @@ use crate::smallsort::sort_short;
 
 /// Query points per work part.
 const QUERY_CHUNK: usize = 1024;
-
-/// A batch whose rows (one per point, as long as the neighbourhood's candidate count) would
-/// exceed this many entries is gathered one point at a time, so that all points in one cell
-/// cannot make a batch allocate `BATCH` times the set.
-const MAX_BATCH_ROWS: usize = 1 << 16;
 
 /// Neighbour lists in compressed sparse row form.
 ///
@@ -208,16 +203,11 @@ impl<T: Real> Batch<T> {
         self.itself[self.len] = itself;
         self.len += 1;
     }
-
-    #[inline(always)]
-    fn points(&self) -> &[[T; 3]] {
-        &self.points[..self.len]
-    }
 }
 
 /// Gathers the lists of a batch into `part`: each point's hits (without the point itself)
-/// are compressed into a row as long as the neighbourhood, then moved down to the end of the
-/// part's lists, mapped to the caller's numbering and sorted where the mapping broke the order.
+/// are compressed straight to the end of the part's lists, mapped to the caller's numbering
+/// and sorted where the mapping broke the order.
 #[inline(always)]
 fn gather_batch<T: Real, K: MaskKernel>(
     grid: &Grid<T>,
@@ -231,62 +221,40 @@ fn gather_batch<T: Real, K: MaskKernel>(
         .iter()
         .map(|&(s, e)| (e - s) as usize)
         .sum();
-    let stride = candidates + LANES;
-    if batch.len > 1 && stride * batch.len > MAX_BATCH_ROWS {
-        let mut single = Batch::new();
-        for j in 0..batch.len {
-            single.len = 0;
-            single.push(batch.points[j], batch.slots[j], batch.itself[j]);
-            gather_batch::<T, K>(grid, ranges, &single, part, with_distances);
-        }
-        return;
-    }
-    let first = part.filled;
-    part.reserve_entries(first + stride * batch.len, with_distances);
-    let mut cursors: [usize; BATCH] = std::array::from_fn(|j| first + j * stride);
-    let rows = &mut part.entries[..];
-    scan_batch::<T, K>(
-        grid.sorted.padded(),
-        batch.points(),
-        grid.r2,
-        ranges.as_slice(),
-        |j, base, mask| {
-            let itself = batch.itself[j].wrapping_sub(base);
-            let mask = if itself < LANES as u32 {
-                mask & !(1 << itself)
-            } else {
-                mask
-            };
-            cursors[j] = compress_store(base, mask, rows, cursors[j]);
-        },
-    );
+    let columns = grid.sorted.padded();
     let order = &grid.order[..];
-    let mut to = first;
     for j in 0..batch.len {
-        let row = first + j * stride;
-        let len = cursors[j] - row;
-        part.entries.copy_within(row..row + len, to);
-        let list = &mut part.entries[to..to + len];
+        let at = part.filled;
+        part.reserve_entries(at + candidates + LANES, with_distances);
+        // SAFETY: the ranges come from this grid's bucket starts (below its point count),
+        // the columns are its padded columns, `order` is padded by LANES past the point
+        // count (see `Grid::build_points`), and the row holds every candidate plus LANES.
+        let len = unsafe {
+            gather_point::<T, K>(
+                columns,
+                (!with_distances).then_some(&grid.order[..]),
+                batch.points[j],
+                grid.r2,
+                ranges.as_slice(),
+                batch.itself[j],
+                &mut part.entries[at..at + candidates + LANES],
+            )
+        };
+        let list = &mut part.entries[at..at + len];
         if with_distances {
-            let dist = &mut part.distances[to..to + len];
+            let dist = &mut part.distances[at..at + len];
             for (q, d) in list.iter_mut().zip(dist.iter_mut()) {
                 *d = T::distance_squared(batch.points[j], grid.sorted.point(*q as usize));
                 *q = order[*q as usize];
             }
             sort_with_distances(list, dist);
-        } else {
-            for q in list.iter_mut() {
-                *q = order[*q as usize];
-            }
-            if !list.is_sorted() {
-                sort_short(list);
-            }
+        } else if !list.is_sorted() {
+            sort_short(list);
         }
         part.slots.push(batch.slots[j] as u32);
         part.lens.push(len as u32);
-        to += len;
+        part.filled = at + len;
     }
-    part.filled = to;
 }
 
 /// Sorts a list and its distances together by index (insertion sort: lists are short and

@@ -1,0 +1,175 @@
+//! Allocation test: once warmed up, a rebuild with the same point count plus neighbour lists and pairs allocates nothing.
+//!
+//! This binary holds a single test, because the counting allocator is global: while it is
+//! armed it counts the allocations of every thread of the process.
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::backtrace::Backtrace;
+use std::cell::Cell;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use common::{SplitMix64, cube_edge, uniform_box};
+use hhg_core::{Grid, NeighborLists, PairList};
+
+/// Counts allocations and reallocations while [`ARMED`] is set, and records the backtrace
+/// and size of the first one.
+struct CountingAllocator;
+
+/// Whether allocations are being counted.
+static ARMED: AtomicBool = AtomicBool::new(false);
+
+/// Allocations and reallocations counted while armed.
+static COUNT: AtomicUsize = AtomicUsize::new(0);
+
+/// The size and backtrace of the first counted allocation.
+static FIRST: Mutex<Option<(usize, Backtrace)>> = Mutex::new(None);
+
+thread_local! {
+    /// Set while this thread records a backtrace, whose own allocations are not counted.
+    static RECORDING: Cell<bool> = const { Cell::new(false) };
+}
+
+impl CountingAllocator {
+    /// Counts one allocation of `size` bytes if armed.
+    fn note(size: usize) {
+        if !ARMED.load(Ordering::SeqCst) {
+            return;
+        }
+        // A thread being torn down has no thread-local left; its allocation still counts.
+        let recording = RECORDING.try_with(Cell::get).unwrap_or(false);
+        if recording {
+            return;
+        }
+        if COUNT.fetch_add(1, Ordering::SeqCst) == 0 {
+            let _ = RECORDING.try_with(|r| {
+                r.set(true);
+                let trace = Backtrace::force_capture();
+                if let Ok(mut first) = FIRST.lock() {
+                    *first = Some((size, trace));
+                }
+                r.set(false);
+            });
+        }
+    }
+}
+
+// SAFETY: every method forwards to `System` with the caller's arguments unchanged; the
+// bookkeeping touches only atomics, a thread-local flag and (once) a mutex.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        Self::note(layout.size());
+        // SAFETY: forwarded with the caller's guarantees on `layout`.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        Self::note(layout.size());
+        // SAFETY: forwarded with the caller's guarantees on `layout`.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        Self::note(new_size);
+        // SAFETY: forwarded with the caller's guarantees on `ptr`, `layout` and `new_size`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded with the caller's guarantees on `ptr` and `layout`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
+
+/// Moves every point by at most `step` along each axis.
+fn displace(rng: &mut SplitMix64, points: &[[f64; 3]], step: f64) -> Vec<[f64; 3]> {
+    points
+        .iter()
+        .map(|p| std::array::from_fn(|a| p[a] + rng.range(-step, step)))
+        .collect()
+}
+
+/// Scales points towards `centre` by `factor`.
+fn squeeze(points: &[[f64; 3]], centre: f64, factor: f64) -> Vec<[f64; 3]> {
+    points
+        .iter()
+        .map(|p| p.map(|v| centre + (v - centre) * factor))
+        .collect()
+}
+
+#[test]
+fn rebuild_and_search_allocate_nothing_after_warm_up() {
+    let n = 20_000;
+    let radius = 1.0f64;
+    let mut rng = SplitMix64::new(7);
+    // A cube of about 30 neighbours per point, 14.5 cells on a side: a displacement of at
+    // most 0.05 and a squeeze by 3% both keep 15 cells per axis, so the cell table keeps
+    // its size. The squeezed warm-up has about 10% more neighbours than the measured step,
+    // so every output buffer has grown enough.
+    let edge = 14.5 * radius * (1.0 + hhg_core::CELL_MARGIN);
+    assert!((cube_edge(n, radius, 30.0) - edge).abs() < 1.0);
+    let points = uniform_box(&mut rng, n, [0.0; 3], [edge; 3]);
+    let squeezed = squeeze(&points, edge / 2.0, 0.97);
+    let moved = displace(&mut rng, &points, 0.05);
+
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let (counted, pair_count, list_total) = pool.install(|| {
+        let mut grid = Grid::new(radius).unwrap();
+        let mut lists = NeighborLists::default();
+        let mut pairs = PairList::default();
+        for warm_up in [&squeezed, &points, &squeezed] {
+            grid.build(warm_up).unwrap();
+            grid.neighbor_lists(&mut lists);
+            grid.pairs(&mut pairs);
+        }
+        let table = *grid.table().unwrap();
+
+        // The counter works: one boxed value is one allocation.
+        COUNT.store(0, Ordering::SeqCst);
+        ARMED.store(true, Ordering::SeqCst);
+        let probe = std::hint::black_box(Box::new([1u64; 4]));
+        ARMED.store(false, Ordering::SeqCst);
+        drop(probe);
+        assert_eq!(
+            COUNT.load(Ordering::SeqCst),
+            1,
+            "the counting allocator does not count"
+        );
+        *FIRST.lock().unwrap() = None;
+
+        COUNT.store(0, Ordering::SeqCst);
+        ARMED.store(true, Ordering::SeqCst);
+        grid.build(&moved).unwrap();
+        grid.neighbor_lists(&mut lists);
+        grid.pairs(&mut pairs);
+        ARMED.store(false, Ordering::SeqCst);
+
+        assert_eq!(
+            grid.table().unwrap().buckets(),
+            table.buckets(),
+            "the table changed size"
+        );
+        (COUNT.load(Ordering::SeqCst), pairs.len(), lists.total())
+    });
+    assert!(
+        pair_count > 10 * n,
+        "too few pairs ({pair_count}) for a meaningful test"
+    );
+    assert_eq!(list_total, 2 * pair_count);
+    if counted > 0 {
+        let first = FIRST.lock().unwrap().take();
+        let (size, trace) = first.expect("the first allocation was recorded");
+        panic!(
+            "build + neighbor_lists + pairs allocated {counted} times after warm-up; \
+             the first allocation ({size} bytes) came from:\n{trace}"
+        );
+    }
+}

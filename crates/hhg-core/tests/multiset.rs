@@ -1,0 +1,308 @@
+//! Multi-set tests: `NeighborSearch` with a moving fluid and a static boundary, its activation table, and its agreement with the oracle per pair of sets.
+
+mod common;
+
+use common::{
+    Csr, SplitMix64, THREAD_COUNTS, TestReal, build_grid, check_excludes_self, check_lists,
+    in_pool, lattice, oracle_cross, oracle_self, to_real, uniform_cube,
+};
+use hhg_core::{Kernel, NeighborSearch, SetId};
+
+/// A fluid block above a boundary plate, both in `T`.
+fn fluid_and_boundary<T: TestReal>(seed: u64) -> (Vec<[T; 3]>, Vec<[T; 3]>) {
+    let mut rng = SplitMix64::new(seed);
+    let fluid = uniform_cube(&mut rng, 1500, [0.0, 0.0, 2.5], 1.0, 30.0);
+    // Two layers of boundary samples with spacing 0.5 under and around the block.
+    let boundary = lattice([36, 36, 2], 0.5, [-9.0, -9.0, -0.5]);
+    (to_real(&fluid), to_real(&boundary))
+}
+
+/// Moves every point by a random displacement plus a drift towards the boundary.
+fn step<T: TestReal>(rng: &mut SplitMix64, points: &[[T; 3]], drift: f64) -> Vec<[T; 3]> {
+    points
+        .iter()
+        .map(|p| {
+            let d = [
+                rng.range(-0.1, 0.1),
+                rng.range(-0.1, 0.1),
+                rng.range(-0.1, 0.1) - drift,
+            ];
+            std::array::from_fn(|a| T::from_f64(p[a].to_f64() + d[a]))
+        })
+        .collect()
+}
+
+/// Checks the lists of every active pair of sets against the oracle, and that inactive
+/// pairs give `None`. Returns the lists of the active pairs, in order.
+fn check_search<T: TestReal>(
+    what: &str,
+    search: &NeighborSearch<T>,
+    sets: &[(SetId, &[[T; 3]])],
+    radius: T,
+) -> Vec<Csr> {
+    let mut all = Vec::new();
+    for &(a, points_a) in sets {
+        for &(b, points_b) in sets {
+            let label = format!("{what}: set {a} searching set {b}");
+            match (search.is_active(a, b), search.neighbors(a, b)) {
+                (false, None) => {}
+                (false, Some(_)) => panic!("{label}: inactive, but neighbors() gives lists"),
+                (true, None) => panic!("{label}: active and searched, but neighbors() gives None"),
+                (true, Some(lists)) => {
+                    if a == b {
+                        check_lists(&label, lists, &oracle_self(points_a, radius));
+                        check_excludes_self(&label, lists);
+                    } else {
+                        check_lists(&label, lists, &oracle_cross(points_a, points_b, radius));
+                    }
+                    all.push(Csr::of(lists));
+                }
+            }
+        }
+    }
+    all
+}
+
+/// The whole scenario for one kernel: fluid->fluid and fluid->boundary active, the fluid
+/// moving for a few steps, then the activation changed and the boundary moved once.
+/// Returns every list computed, for comparison across kernels and thread counts.
+fn scenario<T: TestReal>(kernel: Kernel, threads: usize) -> Vec<Csr> {
+    let what = format!("{} [{kernel:?} kernel, {threads} threads]", T::NAME);
+    let radius = T::from_f64(1.0);
+    let (mut fluid, mut boundary) = fluid_and_boundary::<T>(1);
+    let mut rng = SplitMix64::new(2);
+    let mut search = NeighborSearch::new(radius).unwrap();
+    search.set_kernel(kernel);
+    let f = search.add_dynamic_set(&fluid).unwrap();
+    let b = search.add_static_set(&boundary).unwrap();
+    assert_eq!((f, b, search.set_count()), (0, 1, 2));
+    search.set_active(f, f, true).unwrap();
+    search.set_active(f, b, true).unwrap();
+    assert!(search.is_active(f, f) && search.is_active(f, b));
+    assert!(!search.is_active(b, f) && !search.is_active(b, b));
+    assert!(!search.is_active(f, 7) && !search.is_active(7, f));
+    assert!(
+        search.neighbors(f, f).is_none(),
+        "{what}: lists before the first search"
+    );
+
+    let mut results = Vec::new();
+    search.find_neighbors().unwrap();
+    results.extend(check_search(
+        &what,
+        &search,
+        &[(f, &fluid), (b, &boundary)],
+        radius,
+    ));
+    assert!(search.neighbors(b, f).is_none() && search.neighbors(b, b).is_none());
+    let static_order = search.grid(b).unwrap().order().to_vec();
+    let static_table = search.grid(b).unwrap().table().copied();
+    assert!(search.grid(2).is_none());
+
+    for k in 0..4 {
+        let label = format!("{what}, step {k}");
+        fluid = step(&mut rng, &fluid, 0.4);
+        search.update_positions(f, &fluid).unwrap();
+        assert!(
+            search.neighbors(f, f).is_none() && search.neighbors(f, b).is_none(),
+            "{label}: lists of the old positions are still offered after update_positions"
+        );
+        search.find_neighbors().unwrap();
+        results.extend(check_search(
+            &label,
+            &search,
+            &[(f, &fluid), (b, &boundary)],
+            radius,
+        ));
+        let static_grid = search.grid(b).unwrap();
+        assert_eq!(
+            static_grid.order(),
+            &static_order[..],
+            "{label}: the static grid changed"
+        );
+        assert_eq!(
+            static_grid.table().copied(),
+            static_table,
+            "{label}: the static table changed"
+        );
+        let fresh = build_grid(&fluid, radius, kernel);
+        assert_eq!(
+            search.grid(f).unwrap().order(),
+            fresh.order(),
+            "{label}: the fluid grid is not the grid of the new positions"
+        );
+    }
+
+    // A search without moving anything gives the same lists again.
+    let before = check_search(&what, &search, &[(f, &fluid), (b, &boundary)], radius);
+    search.find_neighbors().unwrap();
+    let again = check_search(&what, &search, &[(f, &fluid), (b, &boundary)], radius);
+    assert_eq!(before, again, "{what}: a repeated search changed the lists");
+
+    // Turn boundary -> fluid on and fluid -> boundary off.
+    search.set_active(b, f, true).unwrap();
+    search.set_active(f, b, false).unwrap();
+    assert!(
+        search.neighbors(f, b).is_none(),
+        "{what}: deactivated pair still offers lists"
+    );
+    search.find_neighbors().unwrap();
+    results.extend(check_search(
+        &format!("{what}, boundary active"),
+        &search,
+        &[(f, &fluid), (b, &boundary)],
+        radius,
+    ));
+
+    // Moving the static boundary rebuilds its grid.
+    boundary = step(&mut rng, &boundary, -0.3);
+    search.update_positions(b, &boundary).unwrap();
+    assert_eq!(
+        search.grid(b).unwrap().order(),
+        build_grid(&boundary, radius, kernel).order(),
+        "{what}: the static grid was not rebuilt for its new positions"
+    );
+    search.set_active(f, b, true).unwrap();
+    search.find_neighbors().unwrap();
+    results.extend(check_search(
+        &format!("{what}, boundary moved"),
+        &search,
+        &[(f, &fluid), (b, &boundary)],
+        radius,
+    ));
+    results
+}
+
+/// Declares `mod name { f32, f64 }` tests calling the generic `name::<T>()`.
+macro_rules! for_both_precisions {
+    ($($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                #[test]
+                fn f32() {
+                    super::$name::<f32>();
+                }
+
+                #[test]
+                fn f64() {
+                    super::$name::<f64>();
+                }
+            }
+        )*
+    };
+}
+
+for_both_precisions!(
+    fluid_and_static_boundary,
+    soa_sets_match_aos_sets,
+    static_pairs_and_empty_sets
+);
+
+/// The fluid/boundary scenario agrees with the oracle for both kernels and 1, 2 and 16
+/// threads, and all of them give identical lists.
+fn fluid_and_static_boundary<T: TestReal>() {
+    let mut reference: Option<(String, Vec<Csr>)> = None;
+    for kernel in [Kernel::Simd, Kernel::Scalar] {
+        for threads in THREAD_COUNTS {
+            let results = in_pool(threads, || scenario::<T>(kernel, threads));
+            let label = format!("{kernel:?} kernel, {threads} threads");
+            match &reference {
+                None => reference = Some((label, results)),
+                Some((first, expected)) => {
+                    assert_eq!(results.len(), expected.len());
+                    for (k, (got, want)) in results.iter().zip(expected).enumerate() {
+                        got.assert_same(
+                            &format!("{} lists {k}: {label} vs {first}", T::NAME),
+                            want,
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Sets given as separate coordinate slices behave exactly like AoS sets.
+fn soa_sets_match_aos_sets<T: TestReal>() {
+    let radius = T::from_f64(1.0);
+    let (fluid, boundary) = fluid_and_boundary::<T>(3);
+    let split =
+        |p: &[[T; 3]]| -> [Vec<T>; 3] { std::array::from_fn(|a| p.iter().map(|q| q[a]).collect()) };
+    let mut aos = NeighborSearch::new(radius).unwrap();
+    let mut soa = NeighborSearch::new(radius).unwrap();
+    let fa = aos.add_dynamic_set(&fluid).unwrap();
+    let ba = aos.add_static_set(&boundary).unwrap();
+    let [x, y, z] = split(&fluid);
+    let fs = soa.add_set_soa(&x, &y, &z, true).unwrap();
+    let [x, y, z] = split(&boundary);
+    let bs = soa.add_set_soa(&x, &y, &z, false).unwrap();
+    for (search, f, b) in [(&mut aos, fa, ba), (&mut soa, fs, bs)] {
+        search.set_active(f, f, true).unwrap();
+        search.set_active(f, b, true).unwrap();
+        search.set_active(b, f, true).unwrap();
+    }
+    let mut rng = SplitMix64::new(4);
+    let mut fluid = fluid;
+    for k in 0..3 {
+        aos.find_neighbors().unwrap();
+        soa.find_neighbors().unwrap();
+        let sets = [(fa, &fluid[..]), (ba, &boundary[..])];
+        let a = check_search(&format!("{} AoS, step {k}", T::NAME), &aos, &sets, radius);
+        let s = check_search(&format!("{} SoA, step {k}", T::NAME), &soa, &sets, radius);
+        assert_eq!(a, s, "step {k}: SoA and AoS sets differ");
+        fluid = step(&mut rng, &fluid, 0.3);
+        aos.update_positions(fa, &fluid).unwrap();
+        let [x, y, z] = split(&fluid);
+        soa.update_positions_soa(fs, &x, &y, &z).unwrap();
+    }
+}
+
+/// Two static sets searching each other, an empty set, and a set searching itself and a
+/// copy of itself.
+fn static_pairs_and_empty_sets<T: TestReal>() {
+    let radius = T::from_f64(1.0);
+    let mut rng = SplitMix64::new(5);
+    let first: Vec<[T; 3]> = to_real(&uniform_cube(&mut rng, 600, [0.0; 3], 1.0, 30.0));
+    let mut second: Vec<[T; 3]> = to_real(&uniform_cube(&mut rng, 400, [1.0; 3], 1.0, 30.0));
+    let none: Vec<[T; 3]> = Vec::new();
+    in_pool(2, || {
+        let mut search = NeighborSearch::new(radius).unwrap();
+        let a = search.add_static_set(&first).unwrap();
+        let b = search.add_static_set(&second).unwrap();
+        let e = search.add_dynamic_set(&none).unwrap();
+        let c = search.add_dynamic_set(&first).unwrap();
+        for x in [a, b, e, c] {
+            for y in [a, b, e, c] {
+                search.set_active(x, y, true).unwrap();
+            }
+        }
+        let sets = |second: &[[T; 3]]| -> Vec<(SetId, Vec<[T; 3]>)> {
+            vec![
+                (a, first.clone()),
+                (b, second.to_vec()),
+                (e, none.clone()),
+                (c, first.clone()),
+            ]
+        };
+        for k in 0..3 {
+            search.find_neighbors().unwrap();
+            let owned = sets(&second);
+            let borrowed: Vec<(SetId, &[[T; 3]])> =
+                owned.iter().map(|(s, p)| (*s, &p[..])).collect();
+            let lists = check_search(
+                &format!("{} static pairs, round {k}", T::NAME),
+                &search,
+                &borrowed,
+                radius,
+            );
+            assert_eq!(lists.len(), 16);
+            // A set searching an identical copy of itself finds itself too.
+            let with_self = search.neighbors(c, a).unwrap();
+            for i in 0..first.len() {
+                assert!(with_self.neighbors(i).contains(&(i as u32)));
+            }
+            second = step(&mut rng, &second, 0.2);
+            search.update_positions(b, &second).unwrap();
+        }
+    });
+}
