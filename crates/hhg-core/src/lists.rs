@@ -17,7 +17,7 @@ use crate::kernel::{
 };
 use crate::parallel::{DisjointSlice, exclusive_scan};
 use crate::real::{LANES, Real};
-use crate::smallsort::sort_short;
+use crate::smallsort::{NETWORK_MAX, sort_padded};
 
 /// Query points per work part.
 const QUERY_CHUNK: usize = 1024;
@@ -223,9 +223,12 @@ fn gather_batch<T: Real, K: MaskKernel>(
         .sum();
     let columns = grid.sorted.padded();
     let order = &grid.order[..];
+    // Each row holds every candidate plus one block of slack, and at least a whole sorting
+    // network's width so that lists sort in place.
+    let row = (candidates + LANES).max(NETWORK_MAX);
     for j in 0..batch.len {
         let at = part.filled;
-        part.reserve_entries(at + candidates + LANES, with_distances);
+        part.reserve_entries(at + row, with_distances);
         // SAFETY: the ranges come from this grid's bucket starts (below its point count),
         // the columns are its padded columns, `order` is padded by LANES past the point
         // count (see `Grid::build_points`), and the row holds every candidate plus LANES.
@@ -237,7 +240,7 @@ fn gather_batch<T: Real, K: MaskKernel>(
                 grid.r2,
                 ranges.as_slice(),
                 batch.itself[j],
-                &mut part.entries[at..at + candidates + LANES],
+                &mut part.entries[at..at + row],
             )
         };
         let list = &mut part.entries[at..at + len];
@@ -249,7 +252,7 @@ fn gather_batch<T: Real, K: MaskKernel>(
             }
             sort_with_distances(list, dist);
         } else if !list.is_sorted() {
-            sort_short(list);
+            sort_padded(&mut part.entries[at..at + row], len);
         }
         part.slots.push(batch.slots[j] as u32);
         part.lens.push(len as u32);

@@ -94,19 +94,39 @@ fn bitonic<const R: usize>(v: &mut [u32x8; R]) {
 }
 
 /// Sorts a list of at most `8 * R` values through `R` registers padded with `u32::MAX`.
+///
+/// Whole registers move straight between the list and the vectors; only the one partly
+/// filled register goes through a small array (a variable-length copy through a buffer
+/// costs several times the network itself).
 #[inline(always)]
+#[allow(clippy::manual_memcpy)] // A call to memcpy for at most 7 values is what this avoids.
 fn sort_in_registers<const R: usize>(list: &mut [u32]) {
-    debug_assert!(list.len() <= 8 * R);
-    let mut buffer = [u32::MAX; NETWORK_MAX];
-    buffer[..list.len()].copy_from_slice(list);
-    let mut v: [u32x8; R] =
-        std::array::from_fn(|a| u32x8::new(buffer[8 * a..8 * a + 8].try_into().unwrap()));
+    let len = list.len();
+    debug_assert!(len <= 8 * R);
+    let mut v: [u32x8; R] = std::array::from_fn(|a| {
+        let start = 8 * a;
+        if start + 8 <= len {
+            u32x8::new(list[start..start + 8].try_into().unwrap())
+        } else {
+            let mut lanes = [u32::MAX; 8];
+            for k in start..len {
+                lanes[k - start] = list[k];
+            }
+            u32x8::new(lanes)
+        }
+    });
     bitonic(&mut v);
     for (a, value) in v.iter().enumerate() {
-        buffer[8 * a..8 * a + 8].copy_from_slice(&value.to_array());
+        let start = 8 * a;
+        let lanes = value.to_array();
+        if start + 8 <= len {
+            list[start..start + 8].copy_from_slice(&lanes);
+        } else {
+            for k in start..len {
+                list[k] = lanes[k - start];
+            }
+        }
     }
-    let len = list.len();
-    list.copy_from_slice(&buffer[..len]);
 }
 
 /// Sorts a short list ascending: a bitonic network up to [`NETWORK_MAX`] entries, the
@@ -119,6 +139,34 @@ pub(crate) fn sort_short(list: &mut [u32]) {
         17..=32 => sort_in_registers::<4>(list),
         33..=NETWORK_MAX => sort_in_registers::<8>(list),
         _ => list.sort_unstable(),
+    }
+}
+
+/// Sorts `row[..len]` ascending, using `row[len..]` as scratch: up to [`NETWORK_MAX`]
+/// entries are padded in place to whole registers and sorted by the network with no
+/// partial register at all (lists are gathered into rows with room to spare).
+///
+/// `row.len()` must be at least `len` rounded up to 8, 16, 32 or 64 (whichever network
+/// `len` needs), or the list falls back to [`sort_short`].
+pub(crate) fn sort_padded(row: &mut [u32], len: usize) {
+    let width = match len {
+        0..=1 => return,
+        2..=8 => 8,
+        9..=16 => 16,
+        17..=32 => 32,
+        33..=NETWORK_MAX => NETWORK_MAX,
+        _ => usize::MAX,
+    };
+    if row.len() < width {
+        sort_short(&mut row[..len]);
+        return;
+    }
+    row[len..width].fill(u32::MAX);
+    match width {
+        8 => sort_in_registers::<1>(&mut row[..8]),
+        16 => sort_in_registers::<2>(&mut row[..16]),
+        32 => sort_in_registers::<4>(&mut row[..32]),
+        _ => sort_in_registers::<8>(&mut row[..64]),
     }
 }
 
@@ -150,8 +198,20 @@ mod tests {
                     .collect();
                 let mut expected = list.clone();
                 expected.sort_unstable();
+                let mut row = list.clone();
+                row.resize(NETWORK_MAX + 8, 7);
                 sort_short(&mut list);
                 assert_eq!(list, expected, "length {len}, pattern {pattern}");
+                sort_padded(&mut row, len);
+                assert_eq!(
+                    row[..len],
+                    expected[..],
+                    "padded, length {len}, pattern {pattern}"
+                );
+                let mut short = expected.clone();
+                short.reverse();
+                sort_padded(&mut short, len);
+                assert_eq!(short, expected, "unpadded, length {len}, pattern {pattern}");
             }
         }
     }
