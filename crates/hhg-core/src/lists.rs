@@ -158,6 +158,26 @@ impl<T: Real> NeighborLists<T> {
         let offsets = &self.offsets;
         let with_distances = self.has_distances;
         self.parts[..parts].par_iter().for_each(|part| {
+            let (Some(&first), Some(&last)) = (part.slots.first(), part.slots.last()) else {
+                return;
+            };
+            // Lists gathered for consecutive slots (input in cell order) are consecutive in
+            // the output too: one bulk copy instead of one per list.
+            let span = last.checked_sub(first).map(|d| d as usize + 1);
+            if span == Some(part.slots.len()) && part.slots.is_sorted() {
+                let to = offsets[first as usize];
+                // SAFETY: the slots are distinct, ascending and as many as first..=last holds,
+                // so they are exactly first..=last in order: their output range belongs to
+                // this part, and its length is the sum of their lengths, `part.filled`.
+                let lists = unsafe { indices.range_mut(to, part.filled) };
+                lists.copy_from_slice(&part.entries[..part.filled]);
+                if with_distances {
+                    // SAFETY: as above; the distances share the indices' layout.
+                    let dist = unsafe { distances.range_mut(to, part.filled) };
+                    dist.copy_from_slice(&part.distances[..part.filled]);
+                }
+                return;
+            }
             let mut from = 0;
             for (&slot, &len) in part.slots.iter().zip(&part.lens) {
                 let (to, len) = (offsets[slot as usize], len as usize);
