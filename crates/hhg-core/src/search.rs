@@ -45,6 +45,7 @@ struct PointSet<T: Real> {
 pub struct NeighborSearch<T: Real> {
     radius: T,
     kernel: Kernel,
+    with_distances: bool,
     sets: Vec<PointSet<T>>,
     /// `active[a][b]`: set `a` searches set `b`.
     active: Vec<Vec<bool>>,
@@ -61,6 +62,7 @@ impl<T: Real> NeighborSearch<T> {
         Ok(Self {
             radius,
             kernel: Kernel::Simd,
+            with_distances: false,
             sets: Vec::new(),
             active: Vec::new(),
             lists: Vec::new(),
@@ -73,6 +75,17 @@ impl<T: Real> NeighborSearch<T> {
         self.kernel = kernel;
         for set in &mut self.sets {
             set.grid.set_kernel(kernel);
+        }
+    }
+
+    /// Makes every later search also store the squared distance of each list entry
+    /// ([`NeighborLists::distances_squared`]); SPH kernels evaluate `W(|xi - xj|)` from it.
+    pub fn set_with_distances(&mut self, with_distances: bool) {
+        if self.with_distances != with_distances {
+            self.with_distances = with_distances;
+            for row in &mut self.fresh {
+                row.fill(false);
+            }
         }
     }
 
@@ -207,12 +220,15 @@ impl<T: Real> NeighborSearch<T> {
                     continue;
                 }
                 let lists = &mut self.lists[a][b];
-                if a == b {
+                if a == b && self.with_distances {
+                    self.sets[a].grid.neighbor_lists_with_distances(lists);
+                } else if a == b {
                     self.sets[a].grid.neighbor_lists(lists);
                 } else {
+                    let searching = &self.sets[a].grid;
                     self.sets[b]
                         .grid
-                        .lists_for(&self.sets[a].grid, lists, false);
+                        .lists_for(searching, lists, self.with_distances);
                 }
                 self.fresh[a][b] = true;
             }

@@ -3,8 +3,9 @@
 mod common;
 
 use common::{
-    Csr, SplitMix64, THREAD_COUNTS, TestReal, build_grid, check_excludes_self, check_lists,
-    in_pool, lattice, oracle_cross, oracle_self, to_real, uniform_cube,
+    Csr, SplitMix64, THREAD_COUNTS, TestReal, build_grid, check_excludes_self,
+    check_list_distances, check_lists, in_pool, lattice, oracle_cross, oracle_self, to_real,
+    uniform_cube,
 };
 use hhg_core::{Kernel, NeighborSearch, SetId};
 
@@ -195,7 +196,8 @@ macro_rules! for_both_precisions {
 for_both_precisions!(
     fluid_and_static_boundary,
     soa_sets_match_aos_sets,
-    static_pairs_and_empty_sets
+    static_pairs_and_empty_sets,
+    distances_for_every_active_pair
 );
 
 /// The fluid/boundary scenario agrees with the oracle for both kernels and 1, 2 and 16
@@ -305,4 +307,48 @@ fn static_pairs_and_empty_sets<T: TestReal>() {
             search.update_positions(b, &second).unwrap();
         }
     });
+}
+
+/// With distances switched on, every active pair of sets carries the formula's squared
+/// distances, and switching them on after a search recomputes the static lists too.
+fn distances_for_every_active_pair<T: TestReal>() {
+    let (fluid, boundary) = fluid_and_boundary::<T>(21);
+    // The fluid has drifted onto the boundary plate.
+    let fluid: Vec<[T; 3]> = fluid
+        .iter()
+        .map(|p| [p[0], p[1], p[2] - T::from_f64(2.2)])
+        .collect();
+    let radius = T::from_f64(1.0);
+    let mut search = NeighborSearch::new(radius).unwrap();
+    let f = search.add_dynamic_set(&fluid).unwrap();
+    let b = search.add_static_set(&boundary).unwrap();
+    for (x, y) in [(f, f), (f, b), (b, f), (b, b)] {
+        search.set_active(x, y, true).unwrap();
+    }
+    search.find_neighbors().unwrap();
+    assert!(
+        search
+            .neighbors(b, b)
+            .unwrap()
+            .distances_squared()
+            .is_none()
+    );
+    search.set_with_distances(true);
+    search.find_neighbors().unwrap();
+    let sets = [&fluid, &boundary];
+    for (x, y) in [(f, f), (f, b), (b, f), (b, b)] {
+        let what = format!("{} set {x} in set {y}", T::NAME);
+        let lists = search.neighbors(x, y).unwrap();
+        let expected = if x == y {
+            oracle_self(sets[x], radius)
+        } else {
+            oracle_cross(sets[x], sets[y], radius)
+        };
+        assert!(
+            lists.total() > 0,
+            "{what}: no pair at all, the test would be vacuous"
+        );
+        check_lists(&what, lists, &expected);
+        check_list_distances(&what, lists, sets[x], sets[y]);
+    }
 }
