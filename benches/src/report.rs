@@ -305,8 +305,9 @@ pub fn markdown_report(env: &Environment, records: &[Record], problems: &[String
     out.push('\n');
     out.push_str(
         "Each time is the best of several complete runs (structure build plus neighbour lists of \
-         all points, everything allocated afresh); `build` is the search structure, `query` the \
-         lists. Cases ending in `-random` get the points in shuffled order, `-sorted` in hhg's \
+         all points); hhg rebuilds the previous run's grid and lists in place, as a solver does \
+         every time step (its buffers only grow, so a repeated run allocates nothing), while the \
+         peers' APIs allocate afresh. `build` is the search structure, `query` the lists. Cases ending in `-random` get the points in shuffled order, `-sorted` in hhg's \
          cell order. `vs kiddo` is kiddo's total over the engine's total on the same case; \
          `agree` compares the unordered pair count and a checksum of the pairs with the \
          reference engine of the scene (brute force where it ran, else kiddo). kiddo's lists are \
