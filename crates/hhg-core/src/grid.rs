@@ -34,6 +34,23 @@ impl Ranges {
         }
     }
 
+    /// These ranges with `start..end` in front (when it is not empty).
+    #[inline(always)]
+    pub(crate) fn prepend(&self, start: u32, end: u32) -> Ranges {
+        let mut ranges = Ranges::default();
+        ranges.push(start, end);
+        for &(s, e) in self.as_slice() {
+            ranges.push(s, e);
+        }
+        ranges
+    }
+
+    /// The number of candidates the ranges hold.
+    #[inline(always)]
+    pub(crate) fn candidates(&self) -> usize {
+        self.as_slice().iter().map(|&(s, e)| (e - s) as usize).sum()
+    }
+
     /// The non-empty ranges.
     #[inline(always)]
     pub(crate) fn as_slice(&self) -> &[(u32, u32)] {

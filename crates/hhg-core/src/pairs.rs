@@ -4,9 +4,10 @@
 use rayon::prelude::*;
 
 use crate::geometry::{CellTable, Kernel};
-use crate::grid::Grid;
-use crate::kernel::{BATCH, MaskKernel, ScalarKernel, SimdKernel, for_each_hit, scan_batch};
+use crate::grid::{Grid, Ranges};
+use crate::kernel::{MaskKernel, ScalarKernel, SimdKernel, for_each_hit, gather_point, scan_batch};
 use crate::parallel::{DisjointSlice, exclusive_scan};
+use crate::real::LANES;
 use crate::real::Real;
 
 /// Unique neighbour pairs `[i, j]` with `i < j` in the caller's numbering, optionally with
@@ -27,6 +28,8 @@ pub struct PairList<T: Real> {
 struct PairPart<T> {
     pairs: Vec<[u32; 2]>,
     distances: Vec<T>,
+    /// The gather row of one point.
+    scratch: Vec<u32>,
 }
 
 impl<T: Real> PairList<T> {
@@ -52,9 +55,17 @@ impl<T: Real> PairList<T> {
 }
 
 impl<T: Real> Grid<T> {
-    /// Walks the pairs of one work unit, bucket by bucket: each point against the later
-    /// points of its bucket, then the bucket's points in batches against its 13 forward
-    /// neighbours. Calls `visit(p, block_start, mask)` for each block with hits.
+    /// The candidate ranges of sorted position `p` in bucket range `start..end` with the
+    /// bucket's forward neighbourhood `forward`: the later points of its own bucket, then the
+    /// 13 forward buckets. Every pair of points is covered by exactly one point's ranges.
+    #[inline(always)]
+    fn pair_ranges(p: u32, end: u32, forward: &Ranges) -> Ranges {
+        forward.prepend(p + 1, end)
+    }
+
+    /// Walks the pairs of one work unit point by point (bucket order, then position order):
+    /// calls `visit(p, block_start, mask)` for each block of candidates with hits, in the
+    /// same order in which [`Grid::pairs`] lists the pairs.
     #[inline(always)]
     fn walk_unit_forward<K: MaskKernel>(
         &self,
@@ -63,45 +74,26 @@ impl<T: Real> Grid<T> {
         mut visit: impl FnMut(u32, u32, u32),
     ) {
         let columns = self.sorted.padded();
-        let mut batch = [[T::default(); 3]; BATCH];
         for b in unit.0..unit.1 {
             let (start, end) = self.bucket_range(b);
             if start == end {
                 continue;
             }
-            for p in start..end - 1 {
+            let forward = self.forward_neighbourhood(table, b, table.bucket_coords(b));
+            for p in start..end {
                 let point = [self.sorted.point(p as usize)];
+                let ranges = Self::pair_ranges(p, end, &forward);
                 scan_batch::<T, K>(
                     columns,
                     &point,
                     self.r2,
-                    &[(p + 1, end)],
+                    ranges.as_slice(),
                     |_, base, mask| {
                         if mask != 0 {
                             visit(p, base, mask)
                         }
                     },
                 );
-            }
-            let ranges = self.forward_neighbourhood(table, b, table.bucket_coords(b));
-            let mut first = start;
-            while first < end {
-                let len = (end - first).min(BATCH as u32);
-                for (j, slot) in batch[..len as usize].iter_mut().enumerate() {
-                    *slot = self.sorted.point(first as usize + j);
-                }
-                scan_batch::<T, K>(
-                    columns,
-                    &batch[..len as usize],
-                    self.r2,
-                    ranges.as_slice(),
-                    |j, base, mask| {
-                        if mask != 0 {
-                            visit(first + j as u32, base, mask)
-                        }
-                    },
-                );
-                first += len;
             }
         }
     }
@@ -141,19 +133,51 @@ impl<T: Real> Grid<T> {
             .for_each(|(&unit, part)| {
                 part.pairs.clear();
                 part.distances.clear();
-                self.walk_unit_forward::<K>(table, unit, |p, base, mask| {
-                    let i = self.order[p as usize];
-                    for_each_hit(base, mask, |q| {
-                        let j = self.order[q as usize];
-                        part.pairs.push(if i < j { [i, j] } else { [j, i] });
-                        if with_distances {
-                            part.distances.push(T::distance_squared(
-                                self.sorted.point(p as usize),
-                                self.sorted.point(q as usize),
-                            ));
+                let columns = self.sorted.padded();
+                let order = &self.order[..];
+                for b in unit.0..unit.1 {
+                    let (start, end) = self.bucket_range(b);
+                    if start == end {
+                        continue;
+                    }
+                    let forward = self.forward_neighbourhood(table, b, table.bucket_coords(b));
+                    for p in start..end {
+                        let point = self.sorted.point(p as usize);
+                        let ranges = Self::pair_ranges(p, end, &forward);
+                        let row = ranges.candidates() + LANES;
+                        if part.scratch.len() < row {
+                            part.scratch.resize(row, 0);
                         }
-                    });
-                });
+                        // SAFETY: the ranges come from this grid's bucket starts (below its
+                        // point count), the columns are its padded columns, `order` is padded
+                        // by LANES (see `Grid::build_points`), and the row holds every
+                        // candidate plus LANES.
+                        let hits = unsafe {
+                            gather_point::<T, K>(
+                                columns,
+                                (!with_distances).then_some(order),
+                                point,
+                                self.r2,
+                                ranges.as_slice(),
+                                u32::MAX,
+                                &mut part.scratch[..row],
+                            )
+                        };
+                        let i = order[p as usize];
+                        for &found in &part.scratch[..hits] {
+                            let j = if with_distances {
+                                part.distances.push(T::distance_squared(
+                                    point,
+                                    self.sorted.point(found as usize),
+                                ));
+                                order[found as usize]
+                            } else {
+                                found
+                            };
+                            part.pairs.push(if i < j { [i, j] } else { [j, i] });
+                        }
+                    }
+                }
             });
         // Pass 2: unit offsets, then each unit copies its pairs into place.
         out.unit_offsets.clear();
