@@ -212,6 +212,29 @@ impl<T: Real> Grid<T> {
             });
     }
 
+    /// Calls `visit(i, j, d2)` for every pair found from the points of one work unit, in
+    /// the unit's deterministic order, with `i < j` in the caller's numbering.
+    fn visit_unit_pairs(
+        &self,
+        table: &CellTable,
+        unit: (u32, u32),
+        visit: &mut impl FnMut(u32, u32, T),
+    ) {
+        self.walk_unit_forward::<SimdKernel>(table, unit, |p, base, mask| {
+            let i = self.order[p as usize];
+            let point = self.sorted.point(p as usize);
+            for_each_hit(base, mask, |q| {
+                let j = self.order[q as usize];
+                let d2 = T::distance_squared(point, self.sorted.point(q as usize));
+                if i < j {
+                    visit(i, j, d2)
+                } else {
+                    visit(j, i, d2)
+                }
+            });
+        });
+    }
+
     /// Calls `visit(i, j, d2)` once for every unique pair (`i < j`, caller's numbering),
     /// sequentially and in the same deterministic order as [`Grid::pairs`]; stores nothing.
     pub fn for_each_pair(&self, mut visit: impl FnMut(u32, u32, T)) {
@@ -219,19 +242,7 @@ impl<T: Real> Grid<T> {
             return;
         };
         for &unit in &self.units {
-            self.walk_unit_forward::<SimdKernel>(table, unit, |p, base, mask| {
-                let i = self.order[p as usize];
-                let point = self.sorted.point(p as usize);
-                for_each_hit(base, mask, |q| {
-                    let j = self.order[q as usize];
-                    let d2 = T::distance_squared(point, self.sorted.point(q as usize));
-                    if i < j {
-                        visit(i, j, d2)
-                    } else {
-                        visit(j, i, d2)
-                    }
-                });
-            });
+            self.visit_unit_pairs(table, unit, &mut visit);
         }
     }
 
@@ -242,19 +253,7 @@ impl<T: Real> Grid<T> {
             return;
         };
         self.units.par_iter().for_each(|&unit| {
-            self.walk_unit_forward::<SimdKernel>(table, unit, |p, base, mask| {
-                let i = self.order[p as usize];
-                let point = self.sorted.point(p as usize);
-                for_each_hit(base, mask, |q| {
-                    let j = self.order[q as usize];
-                    let d2 = T::distance_squared(point, self.sorted.point(q as usize));
-                    if i < j {
-                        visit(i, j, d2)
-                    } else {
-                        visit(j, i, d2)
-                    }
-                });
-            });
+            self.visit_unit_pairs(table, unit, &mut |i, j, d2| visit(i, j, d2));
         });
     }
 }

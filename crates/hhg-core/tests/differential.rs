@@ -1,5 +1,6 @@
 //! Differential tests: every search path of a grid against a brute-force oracle, on randomized and adversarial scenes.
 
+#[macro_use]
 mod common;
 
 use std::sync::Mutex;
@@ -483,25 +484,6 @@ fn check_soa<T: TestReal>(scene: &Scene<T>) {
     aos.pairs(&mut pa);
     soa.pairs(&mut pb);
     assert_same_seq(&format!("{what}: pairs"), pb.pairs(), pa.pairs());
-}
-
-/// Declares `mod name { f32, f64 }` tests calling the generic `name::<T>()`.
-macro_rules! for_both_precisions {
-    ($($name:ident),* $(,)?) => {
-        $(
-            mod $name {
-                #[test]
-                fn f32() {
-                    super::$name::<f32>();
-                }
-
-                #[test]
-                fn f64() {
-                    super::$name::<f64>();
-                }
-            }
-        )*
-    };
 }
 
 for_both_precisions!(

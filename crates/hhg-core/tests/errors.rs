@@ -1,5 +1,6 @@
 //! Error tests: every fallible entry point refuses bad input with the typed error naming the offending value, and never panics.
 
+#[macro_use]
 mod common;
 
 use common::{SplitMix64, TestReal, to_real, uniform_box};
@@ -479,25 +480,6 @@ fn every_error_displays_its_problem() {
         let boxed: Box<dyn std::error::Error> = Box::new(error);
         assert_eq!(boxed.to_string(), message);
     }
-}
-
-/// Declares `mod name { f32, f64 }` tests calling the generic `name::<T>()`.
-macro_rules! for_both_precisions {
-    ($($name:ident),* $(,)?) => {
-        $(
-            mod $name {
-                #[test]
-                fn f32() {
-                    super::$name::<f32>();
-                }
-
-                #[test]
-                fn f64() {
-                    super::$name::<f64>();
-                }
-            }
-        )*
-    };
 }
 
 for_both_precisions!(

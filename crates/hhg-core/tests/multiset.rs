@@ -1,5 +1,6 @@
 //! Multi-set tests: `NeighborSearch` with a moving fluid and a static boundary, its activation table, and its agreement with the oracle per pair of sets.
 
+#[macro_use]
 mod common;
 
 use common::{
@@ -172,25 +173,6 @@ fn scenario<T: TestReal>(kernel: Kernel, threads: usize) -> Vec<Csr> {
         radius,
     ));
     results
-}
-
-/// Declares `mod name { f32, f64 }` tests calling the generic `name::<T>()`.
-macro_rules! for_both_precisions {
-    ($($name:ident),* $(,)?) => {
-        $(
-            mod $name {
-                #[test]
-                fn f32() {
-                    super::$name::<f32>();
-                }
-
-                #[test]
-                fn f64() {
-                    super::$name::<f64>();
-                }
-            }
-        )*
-    };
 }
 
 for_both_precisions!(

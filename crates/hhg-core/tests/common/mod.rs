@@ -1,6 +1,25 @@
 //! Shared helpers of the integration tests: a seeded PRNG, scene generators, the brute-force oracle and exact checks.
 // Each test binary uses a different subset of these helpers.
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
+
+/// Declares `mod name { f32, f64 }` tests calling the generic `name::<T>()`.
+macro_rules! for_both_precisions {
+    ($($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                #[test]
+                fn f32() {
+                    super::$name::<f32>();
+                }
+
+                #[test]
+                fn f64() {
+                    super::$name::<f64>();
+                }
+            }
+        )*
+    };
+}
 
 use std::fmt::Debug;
 use std::sync::OnceLock;
