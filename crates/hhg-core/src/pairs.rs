@@ -63,9 +63,30 @@ impl<T: Real> Grid<T> {
         forward.prepend(p + 1, end)
     }
 
-    /// Walks the pairs of one work unit point by point (bucket order, then position order):
-    /// calls `visit(p, block_start, mask)` for each block of candidates with hits, in the
-    /// same order in which [`Grid::pairs`] lists the pairs.
+    /// Calls `visit(p, ranges)` for every point of a unit, bucket by bucket and in position
+    /// order, with the candidate ranges of its pairs ([`Grid::pair_ranges`]).
+    #[inline(always)]
+    fn walk_unit_pair_ranges(
+        &self,
+        table: &CellTable,
+        unit: (u32, u32),
+        mut visit: impl FnMut(u32, &Ranges),
+    ) {
+        for b in unit.0..unit.1 {
+            let (start, end) = self.bucket_range(b);
+            if start == end {
+                continue;
+            }
+            let forward = self.forward_neighbourhood(table, b, table.bucket_coords(b));
+            for p in start..end {
+                visit(p, &Self::pair_ranges(p, end, &forward));
+            }
+        }
+    }
+
+    /// Walks the pairs of one work unit point by point: calls `visit(p, block_start, mask)`
+    /// for each block of candidates with hits, in the same order in which [`Grid::pairs`]
+    /// lists the pairs.
     #[inline(always)]
     fn walk_unit_forward<K: MaskKernel>(
         &self,
@@ -74,28 +95,20 @@ impl<T: Real> Grid<T> {
         mut visit: impl FnMut(u32, u32, u32),
     ) {
         let columns = self.sorted.padded();
-        for b in unit.0..unit.1 {
-            let (start, end) = self.bucket_range(b);
-            if start == end {
-                continue;
-            }
-            let forward = self.forward_neighbourhood(table, b, table.bucket_coords(b));
-            for p in start..end {
-                let point = [self.sorted.point(p as usize)];
-                let ranges = Self::pair_ranges(p, end, &forward);
-                scan_batch::<T, K>(
-                    columns,
-                    &point,
-                    self.r2,
-                    ranges.as_slice(),
-                    |_, base, mask| {
-                        if mask != 0 {
-                            visit(p, base, mask)
-                        }
-                    },
-                );
-            }
-        }
+        self.walk_unit_pair_ranges(table, unit, |p, ranges| {
+            let point = [self.sorted.point(p as usize)];
+            scan_batch::<T, K>(
+                columns,
+                &point,
+                self.r2,
+                ranges.as_slice(),
+                |_, base, mask| {
+                    if mask != 0 {
+                        visit(p, base, mask)
+                    }
+                },
+            );
+        });
     }
 
     /// Every unique pair within the radius, into `out` (reusing its buffers).
@@ -135,49 +148,40 @@ impl<T: Real> Grid<T> {
                 part.distances.clear();
                 let columns = self.sorted.padded();
                 let order = &self.order[..];
-                for b in unit.0..unit.1 {
-                    let (start, end) = self.bucket_range(b);
-                    if start == end {
-                        continue;
+                self.walk_unit_pair_ranges(table, unit, |p, ranges| {
+                    let point = self.sorted.point(p as usize);
+                    let row = ranges.candidates() + LANES;
+                    if part.scratch.len() < row {
+                        part.scratch.resize(row, 0);
                     }
-                    let forward = self.forward_neighbourhood(table, b, table.bucket_coords(b));
-                    for p in start..end {
-                        let point = self.sorted.point(p as usize);
-                        let ranges = Self::pair_ranges(p, end, &forward);
-                        let row = ranges.candidates() + LANES;
-                        if part.scratch.len() < row {
-                            part.scratch.resize(row, 0);
-                        }
-                        // SAFETY: the ranges come from this grid's bucket starts (below its
-                        // point count), the columns are its padded columns, `order` is padded
-                        // by LANES (see `Grid::build_points`), and the row holds every
-                        // candidate plus LANES.
-                        let hits = unsafe {
-                            gather_point::<T, K>(
-                                columns,
-                                (!with_distances).then_some(order),
+                    // SAFETY: the ranges come from this grid's bucket starts (below its point
+                    // count), the columns are its padded columns, `order` is padded by LANES
+                    // (see `Grid::build_points`), and the row holds every candidate plus LANES.
+                    let hits = unsafe {
+                        gather_point::<T, K>(
+                            columns,
+                            (!with_distances).then_some(order),
+                            point,
+                            self.r2,
+                            ranges.as_slice(),
+                            u32::MAX,
+                            &mut part.scratch[..row],
+                        )
+                    };
+                    let i = order[p as usize];
+                    for &found in &part.scratch[..hits] {
+                        let j = if with_distances {
+                            part.distances.push(T::distance_squared(
                                 point,
-                                self.r2,
-                                ranges.as_slice(),
-                                u32::MAX,
-                                &mut part.scratch[..row],
-                            )
+                                self.sorted.point(found as usize),
+                            ));
+                            order[found as usize]
+                        } else {
+                            found
                         };
-                        let i = order[p as usize];
-                        for &found in &part.scratch[..hits] {
-                            let j = if with_distances {
-                                part.distances.push(T::distance_squared(
-                                    point,
-                                    self.sorted.point(found as usize),
-                                ));
-                                order[found as usize]
-                            } else {
-                                found
-                            };
-                            part.pairs.push(if i < j { [i, j] } else { [j, i] });
-                        }
+                        part.pairs.push(if i < j { [i, j] } else { [j, i] });
                     }
-                }
+                });
             });
         // Pass 2: unit offsets, then each unit copies its pairs into place.
         out.unit_offsets.clear();
