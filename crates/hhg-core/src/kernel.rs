@@ -117,20 +117,20 @@ unsafe fn lanes_unchecked<T: Real>(columns: [&[T]; 3], base: usize) -> [&[T; 8];
 
 /// Gathers the candidates of `ranges` within `sqrt(r2)` of `p` into `out` (in range order,
 /// ascending within each range), skipping sorted position `itself`, and returns how many
-/// were written. With `ids`, each hit is written as `ids[position]` (the caller's index,
-/// permuted out of one 8-lane load of `ids`); without, as its sorted position.
+/// were written. With `IDS`, each hit is written as `ids[position]` (the caller's index,
+/// permuted out of one 8-lane load of `ids`); without, as its sorted position (`ids` unused).
 ///
 /// This is the hot loop of the neighbour lists: per block of 8 candidates, three loads, the
 /// distance mask, and a branch-free lookup-table compress straight into `out`.
 ///
 /// # Safety
-/// `columns` are padded `PointColumns`, `ids` (when given) is padded by `LANES` past the
+/// `columns` are padded `PointColumns`, `ids` (with `IDS`) is padded by `LANES` past the
 /// point count, every range lies below the point count, and
 /// `out.len() >= total candidates of ranges + LANES`.
 #[inline(always)]
-pub(crate) unsafe fn gather_point<T: Real, K: MaskKernel>(
+pub(crate) unsafe fn gather_point<T: Real, K: MaskKernel, const IDS: bool>(
     columns: [&[T]; 3],
-    ids: Option<&[u32]>,
+    ids: &[u32],
     p: [T; 3],
     r2: T,
     ranges: &[(u32, u32)],
@@ -144,14 +144,13 @@ pub(crate) unsafe fn gather_point<T: Real, K: MaskKernel>(
         let [x, y, z] = unsafe { lanes_unchecked(columns, base) };
         let mask = K::mask(p, &K::load(x, y, z), r2) & keep;
         let lanes = u32x8::new(COMPRESS_LANES[mask as usize]);
-        let values = match ids {
-            Some(ids) => {
-                debug_assert!(base + LANES <= ids.len(), "ids not padded");
-                // SAFETY: the caller pads `ids` by LANES past the point count.
-                let block = unsafe { ids.as_ptr().add(base).cast::<[u32; 8]>().read_unaligned() };
-                u32x8::new(block).shuffle(lanes)
-            }
-            None => lanes + u32x8::splat(base as u32),
+        let values = if IDS {
+            debug_assert!(base + LANES <= ids.len(), "ids not padded");
+            // SAFETY: the caller pads `ids` by LANES past the point count.
+            let block = unsafe { ids.as_ptr().add(base).cast::<[u32; 8]>().read_unaligned() };
+            u32x8::new(block).shuffle(lanes)
+        } else {
+            lanes + u32x8::splat(base as u32)
         };
         debug_assert!(cursor + LANES <= out.len(), "gather row too short");
         // SAFETY: the caller sized `out` for every candidate plus one block of slack, and

@@ -253,15 +253,27 @@ fn gather_batch<T: Real, K: MaskKernel>(
         // the columns are its padded columns, `order` is padded by LANES past the point
         // count (see `Grid::build_points`), and the row holds every candidate plus LANES.
         let len = unsafe {
-            gather_point::<T, K>(
-                columns,
-                (!with_distances).then_some(&grid.order[..]),
-                batch.points[j],
-                grid.r2,
-                ranges.as_slice(),
-                batch.itself[j],
-                &mut part.entries[at..at + row],
-            )
+            if with_distances {
+                gather_point::<T, K, false>(
+                    columns,
+                    &grid.order[..],
+                    batch.points[j],
+                    grid.r2,
+                    ranges.as_slice(),
+                    batch.itself[j],
+                    &mut part.entries[at..at + row],
+                )
+            } else {
+                gather_point::<T, K, true>(
+                    columns,
+                    &grid.order[..],
+                    batch.points[j],
+                    grid.r2,
+                    ranges.as_slice(),
+                    batch.itself[j],
+                    &mut part.entries[at..at + row],
+                )
+            }
         };
         let list = &mut part.entries[at..at + len];
         if with_distances {

@@ -158,15 +158,27 @@ impl<T: Real> Grid<T> {
                     // count), the columns are its padded columns, `order` is padded by LANES
                     // (see `Grid::build_points`), and the row holds every candidate plus LANES.
                     let hits = unsafe {
-                        gather_point::<T, K>(
-                            columns,
-                            (!with_distances).then_some(order),
-                            point,
-                            self.r2,
-                            ranges.as_slice(),
-                            u32::MAX,
-                            &mut part.scratch[..row],
-                        )
+                        if with_distances {
+                            gather_point::<T, K, false>(
+                                columns,
+                                order,
+                                point,
+                                self.r2,
+                                ranges.as_slice(),
+                                u32::MAX,
+                                &mut part.scratch[..row],
+                            )
+                        } else {
+                            gather_point::<T, K, true>(
+                                columns,
+                                order,
+                                point,
+                                self.r2,
+                                ranges.as_slice(),
+                                u32::MAX,
+                                &mut part.scratch[..row],
+                            )
+                        }
                     };
                     let i = order[p as usize];
                     for &found in &part.scratch[..hits] {
