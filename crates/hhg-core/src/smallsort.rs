@@ -103,18 +103,20 @@ fn bitonic<const R: usize>(v: &mut [u32x8; R]) {
 fn sort_in_registers<const R: usize>(list: &mut [u32]) {
     let len = list.len();
     debug_assert!(len <= 8 * R);
-    let mut v: [u32x8; R] = std::array::from_fn(|a| {
+    // A plain loop rather than `array::from_fn`, which the compiler left as a call.
+    let mut v = [u32x8::splat(u32::MAX); R];
+    for (a, value) in v.iter_mut().enumerate() {
         let start = 8 * a;
         if start + 8 <= len {
-            u32x8::new(list[start..start + 8].try_into().unwrap())
-        } else {
+            *value = u32x8::new(list[start..start + 8].try_into().unwrap());
+        } else if start < len {
             let mut lanes = [u32::MAX; 8];
             for k in start..len {
                 lanes[k - start] = list[k];
             }
-            u32x8::new(lanes)
+            *value = u32x8::new(lanes);
         }
-    });
+    }
     bitonic(&mut v);
     for (a, value) in v.iter().enumerate() {
         let start = 8 * a;
