@@ -92,13 +92,13 @@ pub fn utc_timestamp(unix_time: u64) -> String {
 }
 
 /// The column headers of the result table.
-pub const COLUMNS: [&str; 12] = [
+pub const COLUMNS: [&str; 14] = [
     "engine", "case", "n", "threads", "build ms", "query ms", "total ms", "pairs", "ns/pair",
-    "checksum", "vs kiddo", "agree",
+    "checksum", "vs kiddo", "floor ms", "x floor", "agree",
 ];
 
 /// The cells of one table row, formatted.
-fn row(record: &Record) -> [String; 12] {
+fn row(record: &Record) -> [String; 14] {
     let ms = |s: f64| format!("{:.3}", s * 1e3);
     [
         record.engine.name().to_owned(),
@@ -116,13 +116,18 @@ fn row(record: &Record) -> [String; 12] {
         record
             .vs_kiddo
             .map_or_else(|| "-".to_owned(), |x| format!("{x:.2}x")),
+        record.floor_s.map_or_else(|| "-".to_owned(), ms),
+        record.floor_s.map_or_else(
+            || "-".to_owned(),
+            |floor| format!("{:.1}x", record.total_s() / floor),
+        ),
         record.agree.to_string(),
     ]
 }
 
 /// The result table with aligned columns, for the terminal.
 pub fn text_table(records: &[Record]) -> String {
-    let rows: Vec<[String; 12]> = records.iter().map(row).collect();
+    let rows: Vec<[String; 14]> = records.iter().map(row).collect();
     let mut widths = COLUMNS.map(str::len);
     for cells in &rows {
         for (w, cell) in widths.iter_mut().zip(cells) {
@@ -130,7 +135,7 @@ pub fn text_table(records: &[Record]) -> String {
         }
     }
     // Text columns are left-aligned, numbers right-aligned.
-    let left = |c: usize| c <= 1 || c == 11;
+    let left = |c: usize| c <= 1 || c == COLUMNS.len() - 1;
     let mut out = String::new();
     let line = |out: &mut String, cells: &[String]| {
         let parts: Vec<String> = cells
@@ -161,7 +166,13 @@ pub fn markdown_table(records: &[Record]) -> String {
     let mut out = String::new();
     out.push_str(&format!("| {} |\n", COLUMNS.join(" | ")));
     let align: Vec<&str> = (0..COLUMNS.len())
-        .map(|c| if c <= 1 || c == 11 { "---" } else { "---:" })
+        .map(|c| {
+            if c <= 1 || c == COLUMNS.len() - 1 {
+                "---"
+            } else {
+                "---:"
+            }
+        })
         .collect();
     out.push_str(&format!("| {} |\n", align.join(" | ")));
     for record in records {
@@ -229,7 +240,7 @@ pub fn json_line(record: &Record) -> String {
 fn json_record(record: &Record) -> String {
     let opt = |x: Option<f64>| x.map_or_else(|| "null".to_owned(), json_f64);
     format!(
-        "{{\"engine\":{},\"case\":{},\"input\":{},\"order\":{},\"n\":{},\"threads\":{},\"reps\":{},\"build_s\":{},\"query_s\":{},\"total_s\":{},\"pairs\":{},\"checksum\":{},\"ns_per_pair\":{},\"vs_kiddo\":{},\"agree\":{}}}",
+        "{{\"engine\":{},\"case\":{},\"input\":{},\"order\":{},\"n\":{},\"threads\":{},\"reps\":{},\"build_s\":{},\"query_s\":{},\"total_s\":{},\"pairs\":{},\"checksum\":{},\"ns_per_pair\":{},\"vs_kiddo\":{},\"floor_s\":{},\"vs_floor\":{},\"agree\":{}}}",
         json_string(record.engine.name()),
         json_string(&record.case()),
         json_string(&record.input),
@@ -246,6 +257,8 @@ fn json_record(record: &Record) -> String {
         record.stats.checksum,
         opt(record.ns_per_pair()),
         opt(record.vs_kiddo),
+        opt(record.floor_s),
+        opt(record.floor_s.map(|floor| record.total_s() / floor)),
         json_string(&record.agree.to_string())
     )
 }
@@ -310,8 +323,10 @@ pub fn markdown_report(env: &Environment, records: &[Record], problems: &[String
          peers' APIs allocate afresh. `build` is the search structure, `query` the lists. Cases ending in `-random` get the points in shuffled order, `-sorted` in hhg's \
          cell order. `vs kiddo` is kiddo's total over the engine's total on the same case; \
          `agree` compares the unordered pair count and a checksum of the pairs with the \
-         reference engine of the scene (brute force where it ran, else kiddo). kiddo's lists are \
-         left unsorted; hhg's are ascending.\n\n",
+         reference engine of the scene (brute force where it ran, else kiddo). `floor ms` is the \
+         time, in the same run and thread pool, to read the input once and write CSR lists of \
+         the case's size (offsets and 4-byte entries) into touched buffers; `x floor` is the \
+         engine's total over it. kiddo's lists are left unsorted; hhg's are ascending.\n\n",
     );
     out.push_str(
         "Scenes (radius 1): `uniform`, points uniform in a cube at a density of 40 expected \
@@ -357,6 +372,7 @@ mod tests {
                 self_refs: 0,
             },
             vs_kiddo: Some(4.5),
+            floor_s: Some(0.01),
             agree: Agreement::Agrees,
         }
     }

@@ -91,6 +91,9 @@ pub struct Record {
     pub stats: PairStats,
     /// kiddo's total over this record's total on the same case, when kiddo ran on it.
     pub vs_kiddo: Option<f64>,
+    /// The floor of the case: seconds to read the input once and write CSR lists of this
+    /// size (offsets and entries), measured in the same run (see [`measure_floor`]).
+    pub floor_s: Option<f64>,
     /// The comparison with the group's reference (filled in by [`annotate`]).
     pub agree: Agreement,
 }
@@ -170,6 +173,7 @@ fn measure(
         query_s: best.1,
         stats,
         vs_kiddo: None,
+        floor_s: None,
         agree: Agreement::Reference,
     };
     progress(&format!(
@@ -238,6 +242,7 @@ pub fn run_scenes(
                 radius: RADIUS,
                 map: None,
             };
+            let first = records.len();
             for &engine in &engines {
                 if !engine.accepts(n) {
                     continue;
@@ -248,6 +253,7 @@ pub fn run_scenes(
                     order = cells;
                 }
             }
+            set_floor(&mut records[first..], &points, reps);
 
             let sorted_engines: Vec<Engine> = engines
                 .iter()
@@ -270,9 +276,11 @@ pub fn run_scenes(
                 radius: RADIUS,
                 map: Some(&order),
             };
+            let first = records.len();
             for engine in sorted_engines {
                 records.push(measure(engine, &input, reps, config.threads, progress)?.0);
             }
+            set_floor(&mut records[first..], &sorted, reps);
         }
     }
     if records.is_empty() {
@@ -280,6 +288,60 @@ pub fn run_scenes(
     }
     annotate(&mut records);
     Ok(records)
+}
+
+/// Measures the memory floor of a case: the best of `reps` times to read every coordinate
+/// once and write `n + 1` offsets and `entries` list entries (4-byte indices), in parallel on
+/// the current pool. The buffers are allocated and touched before the clock starts, as a
+/// solver's reused lists are. Any search that outputs CSR lists pays at least this.
+pub fn measure_floor(points: &[[f32; 3]], entries: usize, reps: usize) -> f64 {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 16;
+    let mut offsets = vec![0usize; points.len() + 1];
+    let mut indices = vec![0u32; entries];
+    let mut best = f64::INFINITY;
+    for _ in 0..reps.max(1) {
+        let start = std::time::Instant::now();
+        let sum: f64 = points
+            .par_chunks(CHUNK)
+            .map(|chunk| {
+                chunk
+                    .iter()
+                    .map(|p| f64::from(p[0] + p[1] + p[2]))
+                    .sum::<f64>()
+            })
+            .sum();
+        offsets
+            .par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(c, out)| {
+                for (k, o) in out.iter_mut().enumerate() {
+                    *o = c * CHUNK + k;
+                }
+            });
+        indices
+            .par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(c, out)| {
+                for (k, o) in out.iter_mut().enumerate() {
+                    *o = (c * CHUNK + k) as u32;
+                }
+            });
+        best = best.min(start.elapsed().as_secs_f64());
+        std::hint::black_box((sum, &offsets, &indices));
+    }
+    best
+}
+
+/// Measures the floor of one case and stores it in each of its records.
+fn set_floor(records: &mut [Record], points: &[[f32; 3]], reps: usize) {
+    let Some(entries) = records.iter().map(|r| r.stats.pairs * 2).max() else {
+        return;
+    };
+    let floor = measure_floor(points, entries as usize, reps);
+    for record in records {
+        record.floor_s = Some(floor);
+    }
 }
 
 /// The error for a selection in which no engine accepted any input.
@@ -328,6 +390,7 @@ pub fn run_points(
     if records.is_empty() {
         return Err(nothing_ran());
     }
+    set_floor(&mut records, points, reps);
     annotate(&mut records);
     Ok(records)
 }
@@ -416,6 +479,19 @@ pub fn disagreements(records: &[Record]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn floor_is_a_positive_time_that_grows_with_the_output() {
+        let points = vec![[1.0f32, 2.0, 3.0]; 10_000];
+        let small = measure_floor(&points, 1_000, 3);
+        let large = measure_floor(&points, 20_000_000, 3);
+        assert!(small > 0.0 && small.is_finite());
+        assert!(
+            large > small,
+            "writing 80 MB took {large} s, 4 kB {small} s"
+        );
+    }
+
     use super::*;
 
     fn stats(pairs: u64, checksum: u64) -> PairStats {
@@ -439,6 +515,7 @@ mod tests {
             query_s: total / 2.0,
             stats: s,
             vs_kiddo: None,
+            floor_s: None,
             agree: Agreement::Reference,
         }
     }
