@@ -7,8 +7,7 @@ use crate::geometry::{CellTable, Kernel};
 use crate::grid::{Grid, Ranges};
 use crate::kernel::{MaskKernel, ScalarKernel, SimdKernel, for_each_hit, gather_point, scan_batch};
 use crate::parallel::{DisjointSlice, exclusive_scan};
-use crate::real::LANES;
-use crate::real::Real;
+use crate::real::{LANES, Real};
 
 /// Unique neighbour pairs `[i, j]` with `i < j` in the caller's numbering, optionally with
 /// their squared distances. The order is deterministic (the same for any thread count);
