@@ -77,6 +77,12 @@ impl<T: Real> PointColumns<T> {
         &self.z[..self.len]
     }
 
+    /// How many values each column can hold without reallocating.
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.x.capacity()
+    }
+
     /// The three columns including their padding lanes.
     #[inline]
     pub(crate) fn padded(&self) -> [&[T]; 3] {

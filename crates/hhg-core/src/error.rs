@@ -52,6 +52,34 @@ pub enum Error {
         /// Length of the z slice.
         z: usize,
     },
+    /// A box whose minimum exceeds its maximum along an axis (or a bound that is `+inf` as a
+    /// minimum or `-inf` as a maximum, which leaves the box empty).
+    InvalidBox {
+        /// Index of the box in the caller's numbering.
+        index: usize,
+        /// Axis of the bounds: 0 = x, 1 = y, 2 = z.
+        axis: usize,
+        /// The minimum, widened to `f64`.
+        min: f64,
+        /// The maximum, widened to `f64`.
+        max: f64,
+    },
+    /// A configuration value outside its valid range.
+    InvalidConfig {
+        /// The name of the setting.
+        name: &'static str,
+        /// The value given, widened to `f64`.
+        value: f64,
+        /// What the value must satisfy.
+        expected: &'static str,
+    },
+    /// A handle that does not name a live object (removed, or from another scene).
+    StaleHandle {
+        /// The slot the handle names.
+        slot: u32,
+        /// The generation the handle carries.
+        generation: u32,
+    },
     /// A point-set id that the search does not hold.
     UnknownPointSet {
         /// The id as given.
@@ -106,6 +134,29 @@ impl fmt::Display for Error {
             Error::LengthMismatch { x, y, z } => write!(
                 f,
                 "coordinate slices differ in length: x has {x}, y has {y}, z has {z}"
+            ),
+            Error::InvalidBox {
+                index,
+                axis,
+                min,
+                max,
+            } => write!(
+                f,
+                "box {index} is empty along {}: min = {min} is not <= max = {max} \
+                 (or an infinite bound points the wrong way)",
+                AXIS_NAMES[axis]
+            ),
+            Error::InvalidConfig {
+                name,
+                value,
+                expected,
+            } => write!(
+                f,
+                "setting {name} = {value} is invalid: it must be {expected}"
+            ),
+            Error::StaleHandle { slot, generation } => write!(
+                f,
+                "handle (slot {slot}, generation {generation}) does not name a live object"
             ),
             Error::UnknownPointSet { set, sets } => {
                 write!(

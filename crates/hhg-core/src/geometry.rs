@@ -203,7 +203,17 @@ impl CellTable {
         radius: f64,
         points: Points<'_, impl Real>,
     ) -> Result<Self, Error> {
-        let cell = radius * (1.0 + CELL_MARGIN);
+        Self::with_cell(bounds, n, radius * (1.0 + CELL_MARGIN), points)
+    }
+
+    /// Chooses the table for `n` points in `bounds` with cells of edge `cell` (a level of the
+    /// hierarchy, whose cell size is fixed by the level rather than by one radius).
+    pub fn with_cell(
+        bounds: &Bounds,
+        n: usize,
+        cell: f64,
+        points: Points<'_, impl Real>,
+    ) -> Result<Self, Error> {
         let inv_cell = 1.0 / cell;
         let mut span = [0i32; 3];
         let mut shift = [0u32; 3];

@@ -27,7 +27,7 @@ pub(crate) struct Ranges {
 
 impl Ranges {
     #[inline(always)]
-    fn push(&mut self, start: u32, end: u32) {
+    pub(crate) fn push(&mut self, start: u32, end: u32) {
         if start < end {
             self.ranges[self.len] = (start, end);
             self.len += 1;
@@ -209,22 +209,8 @@ impl<T: Real> Grid<T> {
 
     /// Cuts the buckets into work units of about [`UNIT_POINTS`] points each.
     fn cut_units(&mut self) {
-        self.units.clear();
-        let buckets = self.starts.len() - 1;
         let n = self.len();
-        let mut lo = 0usize;
-        while lo < buckets {
-            let target = self.starts[lo] as usize + UNIT_POINTS;
-            let hi = if target >= n {
-                buckets
-            } else {
-                // The first bucket starting at or past the target ends the unit.
-                let hi = self.starts[..buckets].partition_point(|&s| (s as usize) < target);
-                hi.max(lo + 1)
-            };
-            self.units.push((lo as u32, hi as u32));
-            lo = hi;
-        }
+        cut_units(&self.starts, n, UNIT_POINTS, &mut self.units);
     }
 
     /// Sorted positions of bucket `b`.
@@ -232,72 +218,112 @@ impl<T: Real> Grid<T> {
     pub(crate) fn bucket_range(&self, b: u32) -> (u32, u32) {
         (self.starts[b as usize], self.starts[b as usize + 1])
     }
+}
 
-    /// Appends the sorted positions of the 3 buckets `bx - 1 ..= bx + 1` of one row, in
-    /// ascending order, splitting where the row wraps around the table.
-    #[inline(always)]
-    fn push_row(&self, ranges: &mut Ranges, table: &CellTable, bx: u32, row: u32) {
-        let mx = (1u32 << table.shift[0]) - 1;
-        let starts = &self.starts;
-        let at = |x: u32| starts[(row + x) as usize];
-        if bx >= 1 && bx < mx {
-            ranges.push(at(bx - 1), at(bx + 2));
-        } else if bx == 0 {
-            ranges.push(at(0), at(2));
-            ranges.push(at(mx), starts[(row + mx) as usize + 1]);
+/// Cuts the buckets of a counting sort (bucket starts `starts`, `n` entries) into work units
+/// of about `unit` entries each, ending at bucket borders, as bucket ranges `lo..hi`.
+pub(crate) fn cut_units(starts: &[u32], n: usize, unit: usize, units: &mut Vec<(u32, u32)>) {
+    units.clear();
+    let buckets = starts.len().saturating_sub(1);
+    let mut lo = 0usize;
+    while lo < buckets {
+        let target = starts[lo] as usize + unit;
+        let hi = if target >= n {
+            buckets
         } else {
-            ranges.push(at(0), at(1));
-            ranges.push(at(mx - 1), starts[(row + mx) as usize + 1]);
+            // The first bucket starting at or past the target ends the unit.
+            let hi = starts[..buckets].partition_point(|&s| (s as usize) < target);
+            hi.max(lo + 1)
+        };
+        units.push((lo as u32, hi as u32));
+        lo = hi;
+    }
+}
+
+/// Appends the sorted positions of the 3 buckets `bx - 1 ..= bx + 1` of one row, in
+/// ascending order, splitting where the row wraps around the table.
+#[inline(always)]
+fn push_row(starts: &[u32], ranges: &mut Ranges, table: &CellTable, bx: u32, row: u32) {
+    let mx = (1u32 << table.shift[0]) - 1;
+    let at = |x: u32| starts[(row + x) as usize];
+    if bx >= 1 && bx < mx {
+        ranges.push(at(bx - 1), at(bx + 2));
+    } else if bx == 0 {
+        ranges.push(at(0), at(2));
+        ranges.push(at(mx), starts[(row + mx) as usize + 1]);
+    } else {
+        ranges.push(at(0), at(1));
+        ranges.push(at(mx - 1), starts[(row + mx) as usize + 1]);
+    }
+}
+
+/// The bucket-row base of bucket coordinates `(.., by + dy, bz + dz)`, wrapped.
+#[inline(always)]
+fn row_base(table: &CellTable, by: u32, bz: u32, dy: i32, dz: i32) -> u32 {
+    let my = (1u32 << table.shift[1]) - 1;
+    let mz = (1u32 << table.shift[2]) - 1;
+    let y = by.wrapping_add(dy as u32) & my;
+    let z = bz.wrapping_add(dz as u32) & mz;
+    (y << table.shift[0]) | (z << (table.shift[0] + table.shift[1]))
+}
+
+/// All 27 buckets around bucket coordinates `b` (including `b`), as position ranges of a
+/// counting sort with bucket starts `starts`.
+#[inline]
+pub(crate) fn full_neighbourhood(starts: &[u32], table: &CellTable, b: [u32; 3]) -> Ranges {
+    let mut ranges = Ranges::default();
+    for dz in -1..=1 {
+        for dy in -1..=1 {
+            push_row(
+                starts,
+                &mut ranges,
+                table,
+                b[0],
+                row_base(table, b[1], b[2], dy, dz),
+            );
         }
     }
+    ranges
+}
 
-    /// The bucket-row base of bucket coordinates `(.., by + dy, bz + dz)`, wrapped.
-    #[inline(always)]
-    fn row_base(table: &CellTable, by: u32, bz: u32, dy: i32, dz: i32) -> u32 {
-        let my = (1u32 << table.shift[1]) - 1;
-        let mz = (1u32 << table.shift[2]) - 1;
-        let y = by.wrapping_add(dy as u32) & my;
-        let z = bz.wrapping_add(dz as u32) & mz;
-        (y << table.shift[0]) | (z << (table.shift[0] + table.shift[1]))
+/// The 13 forward neighbours of bucket `b` (coordinates `bc`) as position ranges: the
+/// `x + 1` bucket of its own row, then the rows `(dy, dz)` in `(+1, 0)`, `(-1..=1, +1)`.
+/// With the backward 13 being some other bucket's forward ones, every pair of distinct
+/// buckets is visited exactly once (the table has at least 4 buckets per axis, so the 26
+/// offsets stay distinct under wrap-around).
+#[inline]
+pub(crate) fn forward_neighbourhood(
+    starts: &[u32],
+    table: &CellTable,
+    b: u32,
+    bc: [u32; 3],
+) -> Ranges {
+    let mut ranges = Ranges::default();
+    let mx = (1u32 << table.shift[0]) - 1;
+    let next = if bc[0] < mx { b + 1 } else { b - mx };
+    ranges.push(starts[next as usize], starts[next as usize + 1]);
+    for (dy, dz) in [(1, 0), (-1, 1), (0, 1), (1, 1)] {
+        push_row(
+            starts,
+            &mut ranges,
+            table,
+            bc[0],
+            row_base(table, bc[1], bc[2], dy, dz),
+        );
     }
+    ranges
+}
 
+impl<T: Real> Grid<T> {
     /// All 27 buckets around bucket coordinates `b` (including `b`), as position ranges.
     #[inline]
     pub(crate) fn full_neighbourhood(&self, table: &CellTable, b: [u32; 3]) -> Ranges {
-        let mut ranges = Ranges::default();
-        for dz in -1..=1 {
-            for dy in -1..=1 {
-                self.push_row(
-                    &mut ranges,
-                    table,
-                    b[0],
-                    Self::row_base(table, b[1], b[2], dy, dz),
-                );
-            }
-        }
-        ranges
+        full_neighbourhood(&self.starts, table, b)
     }
 
-    /// The 13 forward neighbours of bucket `b` (coordinates `bc`) as position ranges: the
-    /// `x + 1` bucket of its own row, then the rows `(dy, dz)` in `(+1, 0)`, `(-1..=1, +1)`.
-    /// With the backward 13 being some other bucket's forward ones, every pair of distinct
-    /// buckets is visited exactly once (the table has at least 4 buckets per axis, so the 26
-    /// offsets stay distinct under wrap-around).
+    /// The 13 forward neighbours of bucket `b` (coordinates `bc`), as position ranges.
     #[inline]
     pub(crate) fn forward_neighbourhood(&self, table: &CellTable, b: u32, bc: [u32; 3]) -> Ranges {
-        let mut ranges = Ranges::default();
-        let mx = (1u32 << table.shift[0]) - 1;
-        let next = if bc[0] < mx { b + 1 } else { b - mx };
-        let (start, end) = self.bucket_range(next);
-        ranges.push(start, end);
-        for (dy, dz) in [(1, 0), (-1, 1), (0, 1), (1, 1)] {
-            self.push_row(
-                &mut ranges,
-                table,
-                bc[0],
-                Self::row_base(table, bc[1], bc[2], dy, dz),
-            );
-        }
-        ranges
+        forward_neighbourhood(&self.starts, table, b, bc)
     }
 }

@@ -24,6 +24,7 @@
 //! # Ok::<(), hhg_core::Error>(())
 //! ```
 
+pub mod broad;
 mod columns;
 mod error;
 mod geometry;

@@ -97,6 +97,50 @@ pub trait Real:
 
     /// Widens 4 lanes to `f64` for cell hashing.
     fn widen4(values: &[Self; 4]) -> f64x4;
+
+    /// Bit `k` of the result is set when box `k` of the 8 candidates (`min[axis][k]`,
+    /// `max[axis][k]`) overlaps the box `lo..=hi`: closed intervals on every axis,
+    /// `lo <= max && min <= hi` (SIMD path; NaN padding never overlaps).
+    fn overlap_mask(
+        lo: [Self; 3],
+        hi: [Self; 3],
+        min: [&[Self; 8]; 3],
+        max: [&[Self; 8]; 3],
+    ) -> u32;
+
+    /// The scalar reference of [`Real::overlap_mask`]: one lane at a time, same comparisons.
+    #[inline(always)]
+    fn overlap_mask_scalar(
+        lo: [Self; 3],
+        hi: [Self; 3],
+        min: [&[Self; 8]; 3],
+        max: [&[Self; 8]; 3],
+    ) -> u32 {
+        let mut mask = 0;
+        for k in 0..LANES {
+            if boxes_overlap(
+                lo,
+                hi,
+                [min[0][k], min[1][k], min[2][k]],
+                [max[0][k], max[1][k], max[2][k]],
+            ) {
+                mask |= 1 << k;
+            }
+        }
+        mask
+    }
+
+    /// The larger of two values (the first when they compare equal or unordered).
+    #[inline(always)]
+    fn max_of(self, other: Self) -> Self {
+        if other > self { other } else { self }
+    }
+}
+
+/// The overlap predicate of two closed boxes: `a_lo <= b_hi && b_lo <= a_hi` on every axis.
+#[inline(always)]
+pub fn boxes_overlap<T: Real>(a_lo: [T; 3], a_hi: [T; 3], b_lo: [T; 3], b_hi: [T; 3]) -> bool {
+    (0..3).all(|axis| a_lo[axis] <= b_hi[axis] && b_lo[axis] <= a_hi[axis])
 }
 
 impl Real for f32 {
@@ -141,6 +185,20 @@ impl Real for f32 {
     #[inline(always)]
     fn widen4(values: &[Self; 4]) -> f64x4 {
         f64x4::new(values.map(f64::from))
+    }
+
+    #[inline(always)]
+    fn overlap_mask(
+        lo: [Self; 3],
+        hi: [Self; 3],
+        min: [&[Self; 8]; 3],
+        max: [&[Self; 8]; 3],
+    ) -> u32 {
+        let axis = |a: usize| {
+            f32x8::splat(lo[a]).simd_le(f32x8::from(*max[a]))
+                & f32x8::from(*min[a]).simd_le(f32x8::splat(hi[a]))
+        };
+        (axis(0) & axis(1) & axis(2)).to_bitmask()
     }
 }
 
@@ -195,5 +253,25 @@ impl Real for f64 {
     #[inline(always)]
     fn widen4(values: &[Self; 4]) -> f64x4 {
         f64x4::new(*values)
+    }
+
+    #[inline(always)]
+    fn overlap_mask(
+        lo: [Self; 3],
+        hi: [Self; 3],
+        min: [&[Self; 8]; 3],
+        max: [&[Self; 8]; 3],
+    ) -> u32 {
+        let quad = |c: &[f64; 8], h: usize| {
+            f64x4::new([c[4 * h], c[4 * h + 1], c[4 * h + 2], c[4 * h + 3]])
+        };
+        let half = |h: usize| {
+            let axis = |a: usize| {
+                f64x4::splat(lo[a]).simd_le(quad(max[a], h))
+                    & quad(min[a], h).simd_le(f64x4::splat(hi[a]))
+            };
+            (axis(0) & axis(1) & axis(2)).to_bitmask()
+        };
+        half(0) | (half(1) << 4)
     }
 }

@@ -20,6 +20,13 @@ pub(crate) struct SortScratch {
     scan: Vec<u32>,
 }
 
+impl SortScratch {
+    /// The bytes the scratch buffers hold.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        4 * (self.cursors.capacity() + self.scan.capacity())
+    }
+}
+
 /// Sorts point indices by `keys` (stable) into `order`, and writes the bucket starts:
 /// the points of bucket `b` are `order[starts[b]..starts[b + 1]]`, ascending.
 ///

@@ -1,0 +1,414 @@
+//! Building the hierarchy: validate the boxes, choose `c0`, assign each box to its level or
+//! to the huge list, and build every level with SIMD hashing and the parallel counting sort.
+
+use rayon::prelude::*;
+
+use crate::columns::{COPY_CHUNK, PointColumns, check_count};
+use crate::error::Error;
+use crate::geometry::{CELL_MARGIN, CellTable, Points, bounds};
+use crate::grid::cut_units;
+use crate::real::{LANES, Real};
+use crate::sort::counting_sort;
+
+use super::{Aabb, BroadPhase, Filter, Level, UNIT_BOXES};
+
+/// The exponent that marks a huge box.
+const HUGE: u32 = u32::MAX;
+
+/// Level 0 spans at most `2^BASE_SPAN_BITS` cells of the scene's extent, so that tiny or
+/// zero-sized boxes in a large scene never exceed the grid's integer range.
+const BASE_SPAN_BITS: i32 = 26;
+
+/// What one pass over the boxes learns: the first invalid box, the bounding box of the
+/// finite boxes, and their smallest positive longest edge.
+#[derive(Clone, Debug)]
+struct Survey {
+    error: Option<(usize, Error)>,
+    lo: [f64; 3],
+    hi: [f64; 3],
+    smallest_edge: f64,
+    finite: usize,
+}
+
+impl Survey {
+    const EMPTY: Survey = Survey {
+        error: None,
+        lo: [f64::INFINITY; 3],
+        hi: [f64::NEG_INFINITY; 3],
+        smallest_edge: f64::INFINITY,
+        finite: 0,
+    };
+
+    fn merge(self, other: Survey) -> Survey {
+        let error = match (self.error.clone(), other.error.clone()) {
+            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+            (a, b) => a.or(b),
+        };
+        Survey {
+            error,
+            lo: std::array::from_fn(|a| self.lo[a].min(other.lo[a])),
+            hi: std::array::from_fn(|a| self.hi[a].max(other.hi[a])),
+            smallest_edge: self.smallest_edge.min(other.smallest_edge),
+            finite: self.finite + other.finite,
+        }
+    }
+}
+
+/// Checks box `index`: no NaN, `min <= max`, no `+inf` minimum or `-inf` maximum.
+pub(crate) fn check_box<T: Real>(index: usize, aabb: &Aabb<T>) -> Result<(), Error> {
+    for axis in 0..3 {
+        for value in [aabb.min[axis], aabb.max[axis]] {
+            if value.to_f64().is_nan() {
+                return Err(Error::NonFiniteCoordinate {
+                    index,
+                    axis,
+                    value: value.to_f64(),
+                });
+            }
+        }
+        let (min, max) = (aabb.min[axis].to_f64(), aabb.max[axis].to_f64());
+        if min > max || min == f64::INFINITY || max == f64::NEG_INFINITY {
+            return Err(Error::InvalidBox {
+                index,
+                axis,
+                min,
+                max,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Tells whether all six bounds are finite.
+#[inline]
+fn is_finite_box<T: Real>(aabb: &Aabb<T>) -> bool {
+    aabb.min
+        .iter()
+        .chain(aabb.max.iter())
+        .all(|v| v.is_finite())
+}
+
+fn survey<T: Real>(boxes: &[Aabb<T>]) -> Survey {
+    boxes
+        .par_chunks(COPY_CHUNK)
+        .enumerate()
+        .map(|(chunk, boxes)| {
+            let mut s = Survey::EMPTY;
+            for (k, aabb) in boxes.iter().enumerate() {
+                let index = chunk * COPY_CHUNK + k;
+                if let Err(e) = check_box(index, aabb) {
+                    s.error = Some((index, e));
+                    break;
+                }
+                if !is_finite_box(aabb) {
+                    continue;
+                }
+                s.finite += 1;
+                for a in 0..3 {
+                    s.lo[a] = s.lo[a].min(aabb.min[a].to_f64());
+                    s.hi[a] = s.hi[a].max(aabb.max[a].to_f64());
+                }
+                let edge = aabb.longest_edge();
+                if edge > 0.0 {
+                    s.smallest_edge = s.smallest_edge.min(edge);
+                }
+            }
+            s
+        })
+        .reduce(|| Survey::EMPTY, Survey::merge)
+}
+
+/// The level exponent of a finite box with longest edge `edge`: the smallest `k >= 0` with
+/// `c0 * f^k >= edge * (1 + CELL_MARGIN)`.
+pub(crate) fn exponent_of(edge: f64, base_cell: f64, factor: f64) -> u32 {
+    let need = edge * (1.0 + CELL_MARGIN);
+    if need <= base_cell {
+        return 0;
+    }
+    let mut k = ((need / base_cell).ln() / factor.ln()).ceil().max(0.0) as i32;
+    while base_cell * factor.powi(k) < need {
+        k += 1;
+    }
+    while k > 0 && base_cell * factor.powi(k - 1) >= need {
+        k -= 1;
+    }
+    k as u32
+}
+
+impl<T: Real> BroadPhase<T> {
+    /// Builds the hierarchy over `boxes` (every box in every group, colliding with all).
+    pub fn build(&mut self, boxes: &[Aabb<T>]) -> Result<(), Error> {
+        self.build_inner(boxes, None)
+    }
+
+    /// Builds the hierarchy over `boxes` with one [`Filter`] per box.
+    pub fn build_filtered(&mut self, boxes: &[Aabb<T>], filters: &[Filter]) -> Result<(), Error> {
+        if filters.len() != boxes.len() {
+            return Err(Error::LengthMismatch {
+                x: boxes.len(),
+                y: filters.len(),
+                z: boxes.len(),
+            });
+        }
+        self.build_inner(boxes, Some(filters))
+    }
+
+    /// The cell edge of level exponent 0 of the last build.
+    pub fn base_cell(&self) -> f64 {
+        self.base_cell
+    }
+
+    fn build_inner(&mut self, boxes: &[Aabb<T>], filters: Option<&[Filter]>) -> Result<(), Error> {
+        let n = boxes.len();
+        check_count(n)?;
+        let survey = survey(boxes);
+        if let Some((_, error)) = survey.error.clone() {
+            return Err(error);
+        }
+        let extent = (0..3)
+            .map(|a| survey.hi[a] - survey.lo[a])
+            .fold(0.0f64, f64::max);
+        if survey.finite > 0 && !extent.is_finite() {
+            let axis = (0..3)
+                .find(|&a| !(survey.hi[a] - survey.lo[a]).is_finite())
+                .unwrap_or(0);
+            let index = boxes
+                .iter()
+                .position(|b| is_finite_box(b) && b.max[axis].to_f64() == survey.hi[axis])
+                .unwrap_or(0);
+            return Err(Error::CoordinateOutOfRange {
+                index,
+                axis,
+                value: survey.hi[axis],
+                cells: f64::INFINITY,
+                limit: crate::geometry::MAX_SPAN_CELLS,
+            });
+        }
+        self.len = n;
+        self.filtered = filters.is_some();
+        self.huge.clear();
+        self.huge_boxes.clear();
+        self.huge_filters.clear();
+        self.used = 0;
+
+        if n < self.config.all_pairs_below {
+            self.flat = true;
+            fill_columns(boxes, None, &mut self.flat_min, &mut self.flat_max);
+            self.flat_filters.clear();
+            if let Some(filters) = filters {
+                self.flat_filters.extend_from_slice(filters);
+            }
+            return Ok(());
+        }
+        self.flat = false;
+
+        let factor = self.config.hierarchy_factor;
+        let huge_edge = self.config.huge_fraction * extent;
+        let floor = extent * (-BASE_SPAN_BITS as f64).exp2();
+        let mut base_cell = if survey.smallest_edge.is_finite() {
+            survey.smallest_edge * factor.sqrt()
+        } else {
+            0.0
+        };
+        base_cell = base_cell.max(floor);
+        if !(base_cell > 0.0 && base_cell.is_finite()) {
+            base_cell = 1.0;
+        }
+        self.base_cell = base_cell;
+
+        // Exponents per box, then the boxes grouped by exponent (stable: ascending indices).
+        self.exponents.resize(n, 0);
+        self.exponents
+            .par_chunks_mut(COPY_CHUNK)
+            .zip(boxes.par_chunks(COPY_CHUNK))
+            .for_each(|(out, boxes)| {
+                for (e, aabb) in out.iter_mut().zip(boxes) {
+                    let edge = aabb.longest_edge();
+                    *e = if !is_finite_box(aabb)
+                        || (edge > 0.0 && edge >= huge_edge && survey.finite > 1)
+                    {
+                        HUGE
+                    } else {
+                        exponent_of(edge, base_cell, factor)
+                    };
+                }
+            });
+        let top = self
+            .exponents
+            .par_iter()
+            .filter(|&&e| e != HUGE)
+            .max()
+            .copied()
+            .unwrap_or(0);
+        let huge_key = top + 1;
+        self.exponents
+            .par_iter_mut()
+            .for_each(|e| *e = if *e == HUGE { huge_key } else { *e });
+        counting_sort(
+            &self.exponents,
+            huge_key as usize + 1,
+            &mut self.member_starts,
+            &mut self.members,
+            &mut self.sort_scratch,
+        );
+
+        let (hs, he) = (
+            self.member_starts[huge_key as usize] as usize,
+            self.member_starts[huge_key as usize + 1] as usize,
+        );
+        for &i in &self.members[hs..he] {
+            self.huge.push(i);
+            self.huge_boxes.push(boxes[i as usize]);
+            if let Some(filters) = filters {
+                self.huge_filters.push(filters[i as usize]);
+            }
+        }
+
+        for exponent in 0..huge_key {
+            let (s, e) = (
+                self.member_starts[exponent as usize] as usize,
+                self.member_starts[exponent as usize + 1] as usize,
+            );
+            if s == e {
+                continue;
+            }
+            let cell = base_cell * factor.powi(exponent as i32);
+            if self.levels.len() == self.used {
+                self.levels.push(Level::new(exponent, placeholder_table()));
+            }
+            let level = &mut self.levels[self.used];
+            level.exponent = exponent;
+            build_level(
+                level,
+                boxes,
+                filters,
+                &self.members[s..e],
+                cell,
+                self.config.kernel,
+            )?;
+            self.used += 1;
+        }
+        Ok(())
+    }
+}
+
+/// A table that is overwritten before use.
+fn placeholder_table() -> CellTable {
+    CellTable {
+        origin: [0.0; 3],
+        cell: 1.0,
+        inv_cell: 1.0,
+        span: [1; 3],
+        shift: [2; 3],
+        dense: true,
+    }
+}
+
+/// Copies boxes (all, or those named by `order`) into minimum and maximum columns.
+fn fill_columns<T: Real>(
+    boxes: &[Aabb<T>],
+    order: Option<&[u32]>,
+    min: &mut PointColumns<T>,
+    max: &mut PointColumns<T>,
+) {
+    let n = order.map_or(boxes.len(), <[u32]>::len);
+    min.set_len(n);
+    max.set_len(n);
+    let [x0, y0, z0] = min.columns_mut();
+    let [x1, y1, z1] = max.columns_mut();
+    x0.par_chunks_mut(COPY_CHUNK)
+        .zip(y0.par_chunks_mut(COPY_CHUNK))
+        .zip(z0.par_chunks_mut(COPY_CHUNK))
+        .zip(x1.par_chunks_mut(COPY_CHUNK))
+        .zip(y1.par_chunks_mut(COPY_CHUNK))
+        .zip(z1.par_chunks_mut(COPY_CHUNK))
+        .enumerate()
+        .for_each(|(chunk, (((((x0, y0), z0), x1), y1), z1))| {
+            let base = chunk * COPY_CHUNK;
+            for k in 0..x0.len() {
+                let i = order.map_or(base + k, |o| o[base + k] as usize);
+                let b = &boxes[i];
+                x0[k] = b.min[0];
+                y0[k] = b.min[1];
+                z0[k] = b.min[2];
+                x1[k] = b.max[0];
+                y1[k] = b.max[1];
+                z1[k] = b.max[2];
+            }
+        });
+}
+
+/// Builds one level over the boxes `members` (caller indices, ascending) with cells of edge `cell`.
+fn build_level<T: Real>(
+    level: &mut Level<T>,
+    boxes: &[Aabb<T>],
+    filters: Option<&[Filter]>,
+    members: &[u32],
+    cell: f64,
+    kernel: crate::geometry::Kernel,
+) -> Result<(), Error> {
+    let m = members.len();
+    // The hashing input: the members' minimum corners.
+    level.corners.set_len(m);
+    {
+        let [x, y, z] = level.corners.columns_mut();
+        x.par_chunks_mut(COPY_CHUNK)
+            .zip(y.par_chunks_mut(COPY_CHUNK))
+            .zip(z.par_chunks_mut(COPY_CHUNK))
+            .zip(members.par_chunks(COPY_CHUNK))
+            .for_each(|(((x, y), z), members)| {
+                for (k, &i) in members.iter().enumerate() {
+                    let b = &boxes[i as usize];
+                    x[k] = b.min[0];
+                    y[k] = b.min[1];
+                    z[k] = b.min[2];
+                }
+            });
+    }
+    let corners = Points::Soa(level.corners.x(), level.corners.y(), level.corners.z());
+    let corner_bounds = bounds(corners)?.expect("a level has at least one box");
+    let table = CellTable::with_cell(&corner_bounds, m, cell, corners).map_err(|e| match e {
+        Error::CoordinateOutOfRange {
+            index,
+            axis,
+            value,
+            cells,
+            limit,
+        } => Error::CoordinateOutOfRange {
+            index: members[index] as usize,
+            axis,
+            value,
+            cells,
+            limit,
+        },
+        other => other,
+    })?;
+    table.keys(corners, kernel, &mut level.keys);
+    counting_sort(
+        &level.keys,
+        table.buckets(),
+        &mut level.starts,
+        &mut level.local_order,
+        &mut level.sort_scratch,
+    );
+    level.order.clear();
+    level
+        .order
+        .extend(level.local_order.iter().map(|&k| members[k as usize]));
+    level.order.resize(m + LANES, 0);
+    fill_columns(
+        boxes,
+        Some(&level.order[..m]),
+        &mut level.min,
+        &mut level.max,
+    );
+    level.filters.clear();
+    if let Some(filters) = filters {
+        level
+            .filters
+            .extend(level.order[..m].iter().map(|&i| filters[i as usize]));
+    }
+    level.table = table;
+    cut_units(&level.starts, m, UNIT_BOXES, &mut level.units);
+    Ok(())
+}

@@ -1,0 +1,493 @@
+//! Differential tests of the broad phase: overlapping pairs and queries of the hierarchy
+//! against brute force, with mixed sizes, huge and infinite boxes, filters and worst cases.
+
+#[macro_use]
+mod common;
+
+use common::{SplitMix64, THREAD_COUNTS, TestReal, check_pairs, in_pool};
+use hhg_core::broad::{Aabb, BroadPhase, BroadPhaseConfig, Filter, segment_may_hit};
+use hhg_core::{Error, Kernel};
+
+/// A named set of boxes, with optional filters.
+struct BoxScene<T> {
+    name: String,
+    boxes: Vec<Aabb<T>>,
+    filters: Option<Vec<Filter>>,
+}
+
+fn aabb<T: TestReal>(min: [f64; 3], max: [f64; 3]) -> Aabb<T> {
+    Aabb::new(min.map(T::from_f64), max.map(T::from_f64))
+}
+
+/// Boxes with random corners in `lo..hi` and edges in `edge.0..edge.1` (each axis drawn
+/// independently, so shapes vary), in `T`.
+fn random_boxes<T: TestReal>(
+    rng: &mut SplitMix64,
+    n: usize,
+    lo: [f64; 3],
+    hi: [f64; 3],
+    edge: (f64, f64),
+) -> Vec<Aabb<T>> {
+    (0..n)
+        .map(|_| {
+            let min: [f64; 3] = std::array::from_fn(|a| rng.range(lo[a], hi[a]));
+            let max: [f64; 3] = std::array::from_fn(|a| min[a] + rng.range(edge.0, edge.1));
+            aabb::<T>(min, max)
+        })
+        .collect()
+}
+
+/// All overlapping pairs by brute force, filters applied, sorted.
+fn oracle_pairs<T: TestReal>(boxes: &[Aabb<T>], filters: Option<&[Filter]>) -> Vec<[u32; 2]> {
+    let mut pairs = Vec::new();
+    for i in 0..boxes.len() {
+        for j in i + 1..boxes.len() {
+            let accepted = filters.is_none_or(|f| f[i].accepts(f[j]));
+            if accepted && boxes[i].overlaps(&boxes[j]) {
+                pairs.push([i as u32, j as u32]);
+            }
+        }
+    }
+    pairs
+}
+
+fn build<T: TestReal>(scene: &BoxScene<T>, config: BroadPhaseConfig) -> BroadPhase<T> {
+    let mut broad = BroadPhase::with_config(config).expect("a valid configuration");
+    match &scene.filters {
+        Some(filters) => broad.build_filtered(&scene.boxes, filters),
+        None => broad.build(&scene.boxes),
+    }
+    .unwrap_or_else(|e| panic!("{}: build failed: {e}", scene.name));
+    broad
+}
+
+/// Pairs, visitors, kernels and thread counts against the oracle; outputs identical across
+/// thread counts and kernels, in the same order.
+fn check_scene<T: TestReal>(scene: &BoxScene<T>) {
+    let expected = oracle_pairs(&scene.boxes, scene.filters.as_deref());
+    let mut reference: Option<Vec<[u32; 2]>> = None;
+    for all_pairs_below in [0, usize::MAX] {
+        for kernel in [Kernel::Simd, Kernel::Scalar] {
+            let config = BroadPhaseConfig {
+                kernel,
+                all_pairs_below,
+                ..BroadPhaseConfig::default()
+            };
+            for threads in THREAD_COUNTS {
+                let what = format!(
+                    "{} ({}, {kernel:?}, all_pairs_below {all_pairs_below}, {threads} threads)",
+                    scene.name,
+                    T::NAME
+                );
+                let (pairs, visited, par_visited) = in_pool(threads, || {
+                    let broad = build(scene, config);
+                    assert_eq!(broad.is_all_pairs(), all_pairs_below > 0, "{what}");
+                    let mut pairs = Vec::new();
+                    broad.pairs(&mut pairs);
+                    let mut visited = Vec::new();
+                    broad.for_each_pair(|a, b| visited.push([a, b]));
+                    let par = std::sync::Mutex::new(Vec::new());
+                    broad.par_for_each_pair(|a, b| par.lock().unwrap().push([a, b]));
+                    (pairs, visited, par.into_inner().unwrap())
+                });
+                check_pairs(&what, &pairs, &expected);
+                assert_eq!(visited, pairs, "{what}: for_each_pair differs from pairs");
+                check_pairs(
+                    &format!("{what} par_for_each_pair"),
+                    &par_visited,
+                    &expected,
+                );
+                if all_pairs_below == 0 {
+                    match &reference {
+                        None => reference = Some(pairs),
+                        Some(r) => assert_eq!(&pairs, r, "{what}: order differs"),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Queries of every kind against brute force, on the hierarchy and on an all-pairs build.
+fn check_queries<T: TestReal>(scene: &BoxScene<T>, rng: &mut SplitMix64, lo: f64, hi: f64) {
+    for all_pairs_below in [0, usize::MAX] {
+        let config = BroadPhaseConfig {
+            all_pairs_below,
+            ..BroadPhaseConfig::default()
+        };
+        let broad = build(scene, config);
+        let mut got = Vec::new();
+        for q in 0..40 {
+            let what = format!("{} ({}) query {q}", scene.name, T::NAME);
+            let span = (hi - lo) * [0.001, 0.05, 0.3, 1.5][q % 4];
+            let min: [f64; 3] = std::array::from_fn(|_| rng.range(lo - span, hi));
+            let max: [f64; 3] = std::array::from_fn(|a| min[a] + rng.range(0.0, span));
+            let query = aabb::<T>(min, max);
+            broad.query_aabb(&query, &mut got).unwrap();
+            let expected: Vec<u32> = (0..scene.boxes.len() as u32)
+                .filter(|&i| scene.boxes[i as usize].overlaps(&query))
+                .collect();
+            assert_eq!(got, expected, "{what}: query_aabb {query:?}");
+
+            // A point, often exactly on a box corner.
+            let p = if q % 2 == 0 && !scene.boxes.is_empty() {
+                let b = &scene.boxes[rng.below(scene.boxes.len())];
+                if b.max.iter().all(|v| v.is_finite()) {
+                    b.max
+                } else {
+                    query.min
+                }
+            } else {
+                query.min
+            };
+            broad.query_point(p, &mut got).unwrap();
+            let expected: Vec<u32> = (0..scene.boxes.len() as u32)
+                .filter(|&i| scene.boxes[i as usize].overlaps(&Aabb::new(p, p)))
+                .collect();
+            assert_eq!(got, expected, "{what}: query_point {p:?}");
+
+            // Segments of every length, some axis-parallel.
+            let a: [T; 3] = std::array::from_fn(|_| T::from_f64(rng.range(lo - span, hi + span)));
+            let mut b: [T; 3] =
+                std::array::from_fn(|_| T::from_f64(rng.range(lo - span, hi + span)));
+            if q % 5 == 0 {
+                b[1] = a[1];
+                b[2] = a[2];
+            }
+            if q % 7 == 0 {
+                b = a;
+            }
+            broad.query_segment(a, b, &mut got).unwrap();
+            let expected: Vec<u32> = (0..scene.boxes.len() as u32)
+                .filter(|&i| segment_may_hit(a, b, &scene.boxes[i as usize]))
+                .collect();
+            assert_eq!(got, expected, "{what}: query_segment {a:?} -> {b:?}");
+        }
+    }
+}
+
+fn mixed_sizes<T: TestReal>() {
+    for seed in 0..3 {
+        let mut rng = SplitMix64::new(0xB0A5 + seed);
+        // Sizes varying by 12x, density ~2 overlaps per box, plus a few 100x larger boxes.
+        let mut boxes = random_boxes::<T>(&mut rng, 1500, [0.0; 3], [30.0; 3], (0.25, 3.0));
+        boxes.extend(random_boxes::<T>(
+            &mut rng,
+            10,
+            [0.0; 3],
+            [30.0; 3],
+            (0.02, 6.0),
+        ));
+        common::shuffle(&mut rng, &mut boxes);
+        let scene = BoxScene {
+            name: format!("mixed sizes, seed {seed}"),
+            boxes,
+            filters: None,
+        };
+        check_scene(&scene);
+        check_queries(&scene, &mut rng, 0.0, 30.0);
+    }
+}
+
+fn touching_lattice<T: TestReal>() {
+    // Unit boxes on a unit lattice: every neighbour touches exactly on a face, edge or corner.
+    let mut boxes = Vec::new();
+    for z in 0..8 {
+        for y in 0..8 {
+            for x in 0..9 {
+                let min = [x as f64 - 4.0, y as f64 * 1.0 - 3.0, z as f64 + 0.5];
+                boxes.push(aabb::<T>(min, min.map(|v| v + 1.0)));
+            }
+        }
+    }
+    // Boxes of other levels whose faces lie on lattice planes.
+    boxes.push(aabb::<T>([-4.0, -3.0, 0.5], [0.0, 1.0, 4.5]));
+    boxes.push(aabb::<T>([1.0, 1.0, 1.5], [1.0, 1.0, 1.5]));
+    boxes.push(aabb::<T>([2.0, 2.0, 2.5], [2.0, 2.0, 2.5]));
+    let mut rng = SplitMix64::new(7);
+    let scene = BoxScene {
+        name: "touching lattice".into(),
+        boxes,
+        filters: None,
+    };
+    check_scene(&scene);
+    check_queries(&scene, &mut rng, -4.0, 5.0);
+}
+
+fn huge_and_infinite<T: TestReal>() {
+    let mut rng = SplitMix64::new(99);
+    let mut boxes = random_boxes::<T>(
+        &mut rng,
+        1200,
+        [-20.0, -20.0, 0.0],
+        [20.0, 20.0, 10.0],
+        (0.1, 1.0),
+    );
+    // A ground box a million times larger than the grains, an infinite half-space, an
+    // infinite slab, and a big wall.
+    boxes.insert(17, aabb::<T>([-5e5, -5e5, -1.0], [5e5, 5e5, 0.2]));
+    boxes.push(Aabb::new(
+        [T::from_f64(f64::NEG_INFINITY); 3],
+        [
+            T::from_f64(f64::INFINITY),
+            T::from_f64(f64::INFINITY),
+            T::from_f64(0.5),
+        ],
+    ));
+    boxes.push(Aabb::new(
+        [
+            T::from_f64(f64::NEG_INFINITY),
+            T::from_f64(3.0),
+            T::from_f64(f64::NEG_INFINITY),
+        ],
+        [
+            T::from_f64(f64::INFINITY),
+            T::from_f64(3.5),
+            T::from_f64(f64::INFINITY),
+        ],
+    ));
+    boxes.push(aabb::<T>([5.0, -20.0, 0.0], [5.5, 20.0, 10.0]));
+    let scene = BoxScene {
+        name: "huge and infinite".into(),
+        boxes,
+        filters: None,
+    };
+    let broad = build(&scene, BroadPhaseConfig::default());
+    assert!(broad.huge().contains(&17), "the ground box is huge");
+    assert!(
+        broad.huge().len() >= 3,
+        "infinite boxes are huge: {:?}",
+        broad.huge()
+    );
+    assert!(
+        broad.heap_bytes() < 64 << 20,
+        "no level blows up: {} bytes",
+        broad.heap_bytes()
+    );
+    check_scene(&scene);
+    check_queries(&scene, &mut rng, -20.0, 20.0);
+}
+
+fn filtered<T: TestReal>() {
+    let mut rng = SplitMix64::new(5);
+    let boxes = random_boxes::<T>(&mut rng, 1500, [0.0; 3], [20.0; 3], (0.2, 2.5));
+    let filters = (0..boxes.len())
+        .map(|_| Filter {
+            group: 1 << rng.below(4),
+            mask: rng.next_u64() & 0b1111,
+        })
+        .collect();
+    let scene = BoxScene {
+        name: "filtered".into(),
+        boxes,
+        filters: Some(filters),
+    };
+    check_scene(&scene);
+}
+
+fn far_coordinates<T: TestReal>() {
+    // Negative and 1e6-scale coordinates (f32 spacing there is 1/16, so boxes are whole units).
+    let mut rng = SplitMix64::new(11);
+    let offset = [-1.0e6, 2.5e6, -3.0e6];
+    let boxes: Vec<Aabb<T>> = (0..1200)
+        .map(|_| {
+            let min: [f64; 3] = std::array::from_fn(|a| offset[a] + rng.below(40) as f64);
+            let max: [f64; 3] = std::array::from_fn(|a| min[a] + 1.0 + rng.below(3) as f64);
+            aabb::<T>(min, max)
+        })
+        .collect();
+    let scene = BoxScene {
+        name: "far coordinates".into(),
+        boxes,
+        filters: None,
+    };
+    check_scene(&scene);
+}
+
+fn worst_cases<T: TestReal>() {
+    let mut rng = SplitMix64::new(3);
+    // Long 10x1x1 objects.
+    let long: Vec<Aabb<T>> = (0..1000)
+        .map(|k| {
+            let min: [f64; 3] = std::array::from_fn(|_| rng.range(0.0, 12.0));
+            let mut edge = [1.0, 1.0, 1.0];
+            edge[k % 3] = 10.0;
+            aabb::<T>(min, std::array::from_fn(|a| min[a] + edge[a]))
+        })
+        .collect();
+    // A 1024:1 anisotropic cloud.
+    let sheet = random_boxes::<T>(&mut rng, 1000, [0.0; 3], [1024.0, 1.0, 1.0], (0.1, 0.5));
+    // Everything in one cell, identical boxes, and zero-sized boxes on top of each other.
+    let mut one_cell = random_boxes::<T>(&mut rng, 600, [0.0; 3], [0.01; 3], (0.5, 0.6));
+    one_cell.extend((0..100).map(|_| aabb::<T>([0.2; 3], [0.7; 3])));
+    one_cell.extend((0..100).map(|_| aabb::<T>([0.3; 3], [0.3; 3])));
+    // One far outlier.
+    let mut outlier = random_boxes::<T>(&mut rng, 1000, [0.0; 3], [10.0; 3], (0.1, 1.0));
+    outlier.push(aabb::<T>(
+        [1e7, -1e7, 3e6],
+        [1e7 + 0.5, -1e7 + 0.5, 3e6 + 0.5],
+    ));
+    for (name, boxes) in [
+        ("long 10x1x1", long),
+        ("1024:1 cloud", sheet),
+        ("one cell", one_cell),
+        ("far outlier", outlier),
+    ] {
+        let scene = BoxScene {
+            name: name.into(),
+            boxes,
+            filters: None,
+        };
+        let broad = build(&scene, BroadPhaseConfig::default());
+        assert!(
+            broad.heap_bytes() < 64 << 20,
+            "{name}: {} bytes",
+            broad.heap_bytes()
+        );
+        check_scene(&scene);
+    }
+}
+
+fn factors_and_empty<T: TestReal>() {
+    let mut rng = SplitMix64::new(21);
+    let mut boxes = random_boxes::<T>(&mut rng, 800, [0.0; 3], [15.0; 3], (0.05, 4.0));
+    boxes.extend(random_boxes::<T>(
+        &mut rng,
+        40,
+        [0.0; 3],
+        [15.0; 3],
+        (0.001, 0.01),
+    ));
+    let expected = oracle_pairs(&boxes, None);
+    for factor in [1.5, 2.0, 3.0, 8.0] {
+        let config = BroadPhaseConfig {
+            hierarchy_factor: factor,
+            all_pairs_below: 0,
+            ..BroadPhaseConfig::default()
+        };
+        let mut broad = BroadPhase::<T>::with_config(config).unwrap();
+        broad.build(&boxes).unwrap();
+        assert!(
+            broad.levels().len() >= 2,
+            "factor {factor}: {:?}",
+            broad.levels()
+        );
+        let mut pairs = Vec::new();
+        broad.pairs(&mut pairs);
+        check_pairs(&format!("factor {factor}"), &pairs, &expected);
+        // Rebuilding with nothing, then again with the boxes, reuses the structure.
+        broad.build(&[]).unwrap();
+        broad.pairs(&mut pairs);
+        assert!(pairs.is_empty());
+        broad.build(&boxes).unwrap();
+        broad.pairs(&mut pairs);
+        check_pairs(&format!("factor {factor}, rebuilt"), &pairs, &expected);
+    }
+}
+
+fn bad_input<T: TestReal>() {
+    let good = aabb::<T>([0.0; 3], [1.0; 3]);
+    let mut broad = BroadPhase::<T>::new();
+    let nan = T::from_f64(f64::NAN);
+    let mut with_nan = vec![good; 5];
+    with_nan[3].max[1] = nan;
+    assert!(matches!(
+        broad.build(&with_nan),
+        Err(Error::NonFiniteCoordinate {
+            index: 3,
+            axis: 1,
+            ..
+        })
+    ));
+    let mut inverted = vec![good; 5];
+    inverted[2].min[2] = T::from_f64(2.0);
+    assert!(matches!(
+        broad.build(&inverted),
+        Err(Error::InvalidBox {
+            index: 2,
+            axis: 2,
+            ..
+        })
+    ));
+    let mut wrong_inf = vec![good; 5];
+    wrong_inf[4].min[0] = T::from_f64(f64::INFINITY);
+    wrong_inf[4].max[0] = T::from_f64(f64::INFINITY);
+    let err = broad.build(&wrong_inf).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InvalidBox {
+                index: 4,
+                axis: 0,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("box 4"), "{err}");
+    assert!(matches!(
+        broad.build_filtered(&[good; 3], &[Filter::ALL; 2]),
+        Err(Error::LengthMismatch { .. })
+    ));
+    for (factor, fraction) in [(1.0, 0.25), (f64::NAN, 0.25), (2.0, 0.0), (2.0, 1.5)] {
+        let config = BroadPhaseConfig {
+            hierarchy_factor: factor,
+            huge_fraction: fraction,
+            ..BroadPhaseConfig::default()
+        };
+        assert!(matches!(
+            BroadPhase::<T>::with_config(config),
+            Err(Error::InvalidConfig { .. })
+        ));
+    }
+    broad.build(&[good; 3]).unwrap();
+    let mut out = Vec::new();
+    assert!(broad.query_point([nan; 3], &mut out).is_err());
+    let inf = T::from_f64(f64::INFINITY);
+    assert!(
+        broad
+            .query_segment([inf; 3], [T::from_f64(0.0); 3], &mut out)
+            .is_err()
+    );
+    assert!(
+        broad
+            .query_aabb(
+                &Aabb::new([T::from_f64(1.0); 3], [T::from_f64(0.0); 3]),
+                &mut out
+            )
+            .is_err()
+    );
+    // An infinite query box is fine and finds everything.
+    broad
+        .query_aabb(
+            &Aabb::new([T::from_f64(f64::NEG_INFINITY); 3], [inf; 3]),
+            &mut out,
+        )
+        .unwrap();
+    assert_eq!(out, vec![0, 1, 2]);
+}
+
+for_both_precisions!(
+    mixed_sizes,
+    touching_lattice,
+    huge_and_infinite,
+    filtered,
+    far_coordinates,
+    worst_cases,
+    factors_and_empty,
+    bad_input,
+);
+
+/// The checks reject wrong answers: a missing, a duplicated and an unordered pair.
+#[test]
+fn checks_can_fail() {
+    let expected = vec![[0u32, 1], [1, 2]];
+    for wrong in [
+        vec![[0u32, 1]],
+        vec![[0, 1], [1, 2], [0, 1]],
+        vec![[1, 0], [1, 2]],
+    ] {
+        let result = std::panic::catch_unwind(|| check_pairs("wrong", &wrong, &expected));
+        assert!(result.is_err(), "{wrong:?} was accepted");
+    }
+}
