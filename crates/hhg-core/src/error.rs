@@ -64,6 +64,14 @@ pub enum Error {
         /// The maximum, widened to `f64`.
         max: f64,
     },
+    /// A particle radius that is negative, NaN or infinite, or whose square overflows in the
+    /// input precision.
+    InvalidParticleRadius {
+        /// Index of the particle in the caller's numbering.
+        index: usize,
+        /// The radius, widened to `f64`.
+        radius: f64,
+    },
     /// A configuration value outside its valid range.
     InvalidConfig {
         /// The name of the setting.
@@ -145,6 +153,11 @@ impl fmt::Display for Error {
                 "box {index} is empty along {}: min = {min} is not <= max = {max} \
                  (or an infinite bound points the wrong way)",
                 AXIS_NAMES[axis]
+            ),
+            Error::InvalidParticleRadius { index, radius } => write!(
+                f,
+                "particle {index} has radius {radius}; radii must be finite and >= 0 with a \
+                 finite square in the input precision"
             ),
             Error::InvalidConfig {
                 name,

@@ -36,6 +36,8 @@ pub struct NeighborLists<T: Real> {
     has_distances: bool,
     parts: Vec<PartBuffer<T>>,
     scan: Vec<usize>,
+    /// Bucket starts of the counting sort that turns pairs into lists.
+    scan_starts: Vec<u32>,
 }
 
 /// The lists one work part gathered, in the order it visited its searching points.
@@ -112,6 +114,55 @@ impl<T: Real> NeighborLists<T> {
     /// The total number of list entries (twice the pair count for a set against itself).
     pub fn total(&self) -> usize {
         self.indices.len()
+    }
+
+    /// Replaces the lists by those of `n` objects with the unique pairs `pairs`: both
+    /// directions, each list ascending, no distances. A parallel counting sort of the
+    /// directed pairs by their first object, then a sort of each list.
+    pub(crate) fn assign_pairs(
+        &mut self,
+        n: usize,
+        pairs: &[[u32; 2]],
+        keys: &mut Vec<u32>,
+        order: &mut Vec<u32>,
+        scratch: &mut crate::sort::SortScratch,
+    ) {
+        self.has_distances = false;
+        self.distances.clear();
+        keys.clear();
+        keys.extend(pairs.iter().map(|p| p[0]));
+        keys.extend(pairs.iter().map(|p| p[1]));
+        let mut starts = std::mem::take(&mut self.scan_starts);
+        crate::sort::counting_sort(keys, n, &mut starts, order, scratch);
+        let total = keys.len();
+        self.indices.clear();
+        self.indices.resize(total, 0);
+        let half = pairs.len();
+        self.indices
+            .par_chunks_mut(1 << 14)
+            .zip(order.par_chunks(1 << 14))
+            .for_each(|(out, order)| {
+                for (slot, &k) in out.iter_mut().zip(order) {
+                    let k = k as usize;
+                    *slot = if k < half {
+                        pairs[k][1]
+                    } else {
+                        pairs[k - half][0]
+                    };
+                }
+            });
+        self.offsets.clear();
+        self.offsets.extend(starts.iter().map(|&s| s as usize));
+        let shared = crate::parallel::DisjointSlice::new(self.indices.as_mut_slice());
+        let offsets = &self.offsets;
+        (0..n).into_par_iter().with_min_len(1024).for_each(|i| {
+            let (s, e) = (offsets[i], offsets[i + 1]);
+            // SAFETY: the offsets ascend from 0 to the slice's length, so list `i` owns
+            // `s..e` alone and the range is in bounds.
+            let list = unsafe { shared.range_mut(s, e - s) };
+            list.sort_unstable();
+        });
+        self.scan_starts = starts;
     }
 
     /// Makes `lists` empty lists, keeping the buffers.

@@ -130,11 +130,56 @@ pub trait Real:
         mask
     }
 
+    /// Bit `k` is set when particle `k` of the 8 candidates (positions `xyz`, radii
+    /// `radii`) and the particle at `p` with radius `r` are neighbours by
+    /// [`sphere_pair_within`] (SIMD path; NaN padding never passes).
+    fn sphere_mask(
+        p: [Self; 3],
+        r: Self,
+        xyz: [&[Self; 8]; 3],
+        radii: &[Self; 8],
+        mean: bool,
+    ) -> u32;
+
+    /// The scalar reference of [`Real::sphere_mask`].
+    #[inline(always)]
+    fn sphere_mask_scalar(
+        p: [Self; 3],
+        r: Self,
+        xyz: [&[Self; 8]; 3],
+        radii: &[Self; 8],
+        mean: bool,
+    ) -> u32 {
+        let mut mask = 0;
+        for k in 0..LANES {
+            if sphere_pair_within(p, r, [xyz[0][k], xyz[1][k], xyz[2][k]], radii[k], mean) {
+                mask |= 1 << k;
+            }
+        }
+        mask
+    }
+
+    /// Half of a value.
+    fn half(self) -> Self;
+
     /// The larger of two values (the first when they compare equal or unordered).
     #[inline(always)]
     fn max_of(self, other: Self) -> Self {
         if other > self { other } else { self }
     }
+}
+
+/// The neighbour predicate of two particles with their own radii: `d2 <= s * s` with `d2` by
+/// [`Real::distance_squared`] and `s = max(ri, rj)` (or `(ri + rj) / 2` when `mean`),
+/// evaluated in `T` in exactly this way on every path.
+#[inline(always)]
+pub fn sphere_pair_within<T: Real>(p: [T; 3], rp: T, q: [T; 3], rq: T, mean: bool) -> bool {
+    let s = if mean {
+        (rp + rq).half()
+    } else {
+        rp.max_of(rq)
+    };
+    T::distance_squared(p, q) <= s * s
 }
 
 /// The overlap predicate of two closed boxes: `a_lo <= b_hi && b_lo <= a_hi` on every axis.
@@ -185,6 +230,34 @@ impl Real for f32 {
     #[inline(always)]
     fn widen4(values: &[Self; 4]) -> f64x4 {
         f64x4::new(values.map(f64::from))
+    }
+
+    #[inline(always)]
+    fn sphere_mask(
+        p: [Self; 3],
+        r: Self,
+        xyz: [&[Self; 8]; 3],
+        radii: &[Self; 8],
+        mean: bool,
+    ) -> u32 {
+        let dx = f32x8::from(*xyz[0]) - f32x8::splat(p[0]);
+        let dy = f32x8::from(*xyz[1]) - f32x8::splat(p[1]);
+        let dz = f32x8::from(*xyz[2]) - f32x8::splat(p[2]);
+        let d2 = (dx * dx + dy * dy) + dz * dz;
+        let radii = f32x8::from(*radii);
+        let rp = f32x8::splat(r);
+        // Like `max_of`: the candidate's radius only where it is strictly larger.
+        let s = if mean {
+            (rp + radii) * f32x8::splat(0.5)
+        } else {
+            radii.simd_gt(rp).bitselect(radii, rp)
+        };
+        d2.simd_le(s * s).to_bitmask()
+    }
+
+    #[inline(always)]
+    fn half(self) -> Self {
+        self * 0.5
     }
 
     #[inline(always)]
@@ -253,6 +326,39 @@ impl Real for f64 {
     #[inline(always)]
     fn widen4(values: &[Self; 4]) -> f64x4 {
         f64x4::new(*values)
+    }
+
+    #[inline(always)]
+    fn sphere_mask(
+        p: [Self; 3],
+        r: Self,
+        xyz: [&[Self; 8]; 3],
+        radii: &[Self; 8],
+        mean: bool,
+    ) -> u32 {
+        let quad = |c: &[f64; 8], h: usize| {
+            f64x4::new([c[4 * h], c[4 * h + 1], c[4 * h + 2], c[4 * h + 3]])
+        };
+        let half = |h: usize| {
+            let dx = quad(xyz[0], h) - f64x4::splat(p[0]);
+            let dy = quad(xyz[1], h) - f64x4::splat(p[1]);
+            let dz = quad(xyz[2], h) - f64x4::splat(p[2]);
+            let d2 = (dx * dx + dy * dy) + dz * dz;
+            let radii = quad(radii, h);
+            let rp = f64x4::splat(r);
+            let s = if mean {
+                (rp + radii) * f64x4::splat(0.5)
+            } else {
+                radii.simd_gt(rp).bitselect(radii, rp)
+            };
+            d2.simd_le(s * s).to_bitmask()
+        };
+        half(0) | (half(1) << 4)
+    }
+
+    #[inline(always)]
+    fn half(self) -> Self {
+        self * 0.5
     }
 
     #[inline(always)]

@@ -10,7 +10,105 @@ use crate::grid::cut_units;
 use crate::real::{LANES, Real};
 use crate::sort::counting_sort;
 
-use super::{Aabb, BroadPhase, Filter, Level, UNIT_BOXES};
+use super::{Aabb, BroadPhase, Filter, Kind, Level, UNIT_BOXES};
+
+/// The objects a hierarchy is built over, seen through what the build needs of them.
+pub(crate) trait Objects<T: Real>: Sync {
+    /// How many objects there are.
+    fn count(&self) -> usize;
+    /// Refuses an invalid object with an error naming it.
+    fn check(&self, index: usize) -> Result<(), Error>;
+    /// The size that decides the level: a box's longest edge, a particle's radius.
+    fn size(&self, index: usize) -> f64;
+    /// False for objects that go to the huge list whatever their size (infinite boxes).
+    fn is_finite(&self, index: usize) -> bool;
+    /// The extent the object adds to the scene's bounding box.
+    fn extent(&self, index: usize) -> ([f64; 3], [f64; 3]);
+    /// The values of the minimum and maximum columns; the first is the hashed point.
+    fn columns(&self, index: usize) -> ([T; 3], [T; 3]);
+}
+
+impl<T: Real> Objects<T> for [Aabb<T>] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn check(&self, index: usize) -> Result<(), Error> {
+        check_box(index, &self[index])
+    }
+
+    fn size(&self, index: usize) -> f64 {
+        self[index].longest_edge()
+    }
+
+    fn is_finite(&self, index: usize) -> bool {
+        is_finite_box(&self[index])
+    }
+
+    fn extent(&self, index: usize) -> ([f64; 3], [f64; 3]) {
+        (
+            self[index].min.map(Real::to_f64),
+            self[index].max.map(Real::to_f64),
+        )
+    }
+
+    #[inline]
+    fn columns(&self, index: usize) -> ([T; 3], [T; 3]) {
+        (self[index].min, self[index].max)
+    }
+}
+
+/// Particles with their own radii: positions in the minimum columns, radii in the maximum
+/// x column.
+pub(crate) struct Particles<'a, T> {
+    pub(crate) points: &'a [[T; 3]],
+    pub(crate) radii: &'a [T],
+}
+
+impl<T: Real> Objects<T> for Particles<'_, T> {
+    fn count(&self) -> usize {
+        self.points.len()
+    }
+
+    fn check(&self, index: usize) -> Result<(), Error> {
+        for (axis, v) in self.points[index].iter().enumerate() {
+            if !v.is_finite() {
+                return Err(Error::NonFiniteCoordinate {
+                    index,
+                    axis,
+                    value: v.to_f64(),
+                });
+            }
+        }
+        let r = self.radii[index];
+        if !(r.is_finite() && r.to_f64() >= 0.0 && (r * r).is_finite()) {
+            return Err(Error::InvalidParticleRadius {
+                index,
+                radius: r.to_f64(),
+            });
+        }
+        Ok(())
+    }
+
+    fn size(&self, index: usize) -> f64 {
+        self.radii[index].to_f64()
+    }
+
+    fn is_finite(&self, _index: usize) -> bool {
+        true
+    }
+
+    fn extent(&self, index: usize) -> ([f64; 3], [f64; 3]) {
+        let p = self.points[index].map(Real::to_f64);
+        (p, p)
+    }
+
+    #[inline]
+    fn columns(&self, index: usize) -> ([T; 3], [T; 3]) {
+        let r = self.radii[index];
+        (self.points[index], [r, T::default(), T::default()])
+    }
+}
 
 /// The exponent that marks a huge box.
 const HUGE: u32 = u32::MAX;
@@ -88,27 +186,27 @@ fn is_finite_box<T: Real>(aabb: &Aabb<T>) -> bool {
         .all(|v| v.is_finite())
 }
 
-fn survey<T: Real>(boxes: &[Aabb<T>]) -> Survey {
-    boxes
-        .par_chunks(COPY_CHUNK)
-        .enumerate()
-        .map(|(chunk, boxes)| {
+fn survey<T: Real, O: Objects<T> + ?Sized>(objects: &O) -> Survey {
+    let n = objects.count();
+    (0..n.div_ceil(COPY_CHUNK))
+        .into_par_iter()
+        .map(|chunk| {
             let mut s = Survey::EMPTY;
-            for (k, aabb) in boxes.iter().enumerate() {
-                let index = chunk * COPY_CHUNK + k;
-                if let Err(e) = check_box(index, aabb) {
+            for index in chunk * COPY_CHUNK..((chunk + 1) * COPY_CHUNK).min(n) {
+                if let Err(e) = objects.check(index) {
                     s.error = Some((index, e));
                     break;
                 }
-                if !is_finite_box(aabb) {
+                if !objects.is_finite(index) {
                     continue;
                 }
                 s.finite += 1;
+                let (lo, hi) = objects.extent(index);
                 for a in 0..3 {
-                    s.lo[a] = s.lo[a].min(aabb.min[a].to_f64());
-                    s.hi[a] = s.hi[a].max(aabb.max[a].to_f64());
+                    s.lo[a] = s.lo[a].min(lo[a]);
+                    s.hi[a] = s.hi[a].max(hi[a]);
                 }
-                let edge = aabb.longest_edge();
+                let edge = objects.size(index);
                 if edge > 0.0 {
                     s.smallest_edge = s.smallest_edge.min(edge);
                 }
@@ -138,6 +236,7 @@ pub(crate) fn exponent_of(edge: f64, base_cell: f64, factor: f64) -> u32 {
 impl<T: Real> BroadPhase<T> {
     /// Builds the hierarchy over `boxes` (every box in every group, colliding with all).
     pub fn build(&mut self, boxes: &[Aabb<T>]) -> Result<(), Error> {
+        self.kind = Kind::Boxes;
         self.build_inner(boxes, None)
     }
 
@@ -150,6 +249,7 @@ impl<T: Real> BroadPhase<T> {
                 z: boxes.len(),
             });
         }
+        self.kind = Kind::Boxes;
         self.build_inner(boxes, Some(filters))
     }
 
@@ -158,10 +258,15 @@ impl<T: Real> BroadPhase<T> {
         self.base_cell
     }
 
-    fn build_inner(&mut self, boxes: &[Aabb<T>], filters: Option<&[Filter]>) -> Result<(), Error> {
-        let n = boxes.len();
+    /// Builds the hierarchy over `objects` of the current kind.
+    pub(crate) fn build_inner<O: Objects<T> + ?Sized>(
+        &mut self,
+        objects: &O,
+        filters: Option<&[Filter]>,
+    ) -> Result<(), Error> {
+        let n = objects.count();
         check_count(n)?;
-        let survey = survey(boxes);
+        let survey = survey(objects);
         if let Some((_, error)) = survey.error.clone() {
             return Err(error);
         }
@@ -172,9 +277,8 @@ impl<T: Real> BroadPhase<T> {
             let axis = (0..3)
                 .find(|&a| !(survey.hi[a] - survey.lo[a]).is_finite())
                 .unwrap_or(0);
-            let index = boxes
-                .iter()
-                .position(|b| is_finite_box(b) && b.max[axis].to_f64() == survey.hi[axis])
+            let index = (0..n)
+                .find(|&i| objects.is_finite(i) && objects.extent(i).1[axis] == survey.hi[axis])
                 .unwrap_or(0);
             return Err(Error::CoordinateOutOfRange {
                 index,
@@ -193,7 +297,7 @@ impl<T: Real> BroadPhase<T> {
 
         if n < self.config.all_pairs_below {
             self.flat = true;
-            fill_columns(boxes, None, &mut self.flat_min, &mut self.flat_max);
+            fill_columns(objects, None, &mut self.flat_min, &mut self.flat_max);
             self.flat_filters.clear();
             if let Some(filters) = filters {
                 self.flat_filters.extend_from_slice(filters);
@@ -220,11 +324,12 @@ impl<T: Real> BroadPhase<T> {
         self.exponents.resize(n, 0);
         self.exponents
             .par_chunks_mut(COPY_CHUNK)
-            .zip(boxes.par_chunks(COPY_CHUNK))
-            .for_each(|(out, boxes)| {
-                for (e, aabb) in out.iter_mut().zip(boxes) {
-                    let edge = aabb.longest_edge();
-                    *e = if !is_finite_box(aabb)
+            .enumerate()
+            .for_each(|(chunk, out)| {
+                for (k, e) in out.iter_mut().enumerate() {
+                    let index = chunk * COPY_CHUNK + k;
+                    let edge = objects.size(index);
+                    *e = if !objects.is_finite(index)
                         || (edge > 0.0 && edge >= huge_edge && survey.finite > 1)
                     {
                         HUGE
@@ -258,7 +363,8 @@ impl<T: Real> BroadPhase<T> {
         );
         for &i in &self.members[hs..he] {
             self.huge.push(i);
-            self.huge_boxes.push(boxes[i as usize]);
+            let (min, max) = objects.columns(i as usize);
+            self.huge_boxes.push(Aabb { min, max });
             if let Some(filters) = filters {
                 self.huge_filters.push(filters[i as usize]);
             }
@@ -280,7 +386,7 @@ impl<T: Real> BroadPhase<T> {
             level.exponent = exponent;
             build_level(
                 level,
-                boxes,
+                objects,
                 filters,
                 &self.members[s..e],
                 cell,
@@ -305,13 +411,13 @@ fn placeholder_table() -> CellTable {
 }
 
 /// Copies boxes (all, or those named by `order`) into minimum and maximum columns.
-fn fill_columns<T: Real>(
-    boxes: &[Aabb<T>],
+fn fill_columns<T: Real, O: Objects<T> + ?Sized>(
+    objects: &O,
     order: Option<&[u32]>,
     min: &mut PointColumns<T>,
     max: &mut PointColumns<T>,
 ) {
-    let n = order.map_or(boxes.len(), <[u32]>::len);
+    let n = order.map_or(objects.count(), <[u32]>::len);
     min.set_len(n);
     max.set_len(n);
     let [x0, y0, z0] = min.columns_mut();
@@ -327,21 +433,21 @@ fn fill_columns<T: Real>(
             let base = chunk * COPY_CHUNK;
             for k in 0..x0.len() {
                 let i = order.map_or(base + k, |o| o[base + k] as usize);
-                let b = &boxes[i];
-                x0[k] = b.min[0];
-                y0[k] = b.min[1];
-                z0[k] = b.min[2];
-                x1[k] = b.max[0];
-                y1[k] = b.max[1];
-                z1[k] = b.max[2];
+                let (lo, hi) = objects.columns(i);
+                x0[k] = lo[0];
+                y0[k] = lo[1];
+                z0[k] = lo[2];
+                x1[k] = hi[0];
+                y1[k] = hi[1];
+                z1[k] = hi[2];
             }
         });
 }
 
 /// Builds one level over the boxes `members` (caller indices, ascending) with cells of edge `cell`.
-fn build_level<T: Real>(
+fn build_level<T: Real, O: Objects<T> + ?Sized>(
     level: &mut Level<T>,
-    boxes: &[Aabb<T>],
+    objects: &O,
     filters: Option<&[Filter]>,
     members: &[u32],
     cell: f64,
@@ -358,10 +464,10 @@ fn build_level<T: Real>(
             .zip(members.par_chunks(COPY_CHUNK))
             .for_each(|(((x, y), z), members)| {
                 for (k, &i) in members.iter().enumerate() {
-                    let b = &boxes[i as usize];
-                    x[k] = b.min[0];
-                    y[k] = b.min[1];
-                    z[k] = b.min[2];
+                    let (lo, _) = objects.columns(i as usize);
+                    x[k] = lo[0];
+                    y[k] = lo[1];
+                    z[k] = lo[2];
                 }
             });
     }
@@ -397,7 +503,7 @@ fn build_level<T: Real>(
         .extend(level.local_order.iter().map(|&k| members[k as usize]));
     level.order.resize(m + LANES, 0);
     fill_columns(
-        boxes,
+        objects,
         Some(&level.order[..m]),
         &mut level.min,
         &mut level.max,

@@ -19,16 +19,55 @@
 
 mod build;
 mod query;
+mod spheres;
 
 use rayon::prelude::*;
 
 use crate::columns::PointColumns;
 use crate::geometry::{CellTable, Kernel};
 use crate::grid::{forward_neighbourhood, full_neighbourhood};
-use crate::real::{LANES, Real, boxes_overlap};
+use crate::real::{LANES, Real};
+
+pub use crate::real::{boxes_overlap, sphere_pair_within};
 use crate::sort::SortScratch;
 
 pub use query::segment_may_hit;
+pub use spheres::VariableRadiusSearch;
+
+/// The neighbour rule of particles with their own radii.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RadiusRule {
+    /// `|xi - xj| <= max(ri, rj)`: each particle sees everything within its own radius and
+    /// is seen by everything whose radius reaches it (the gather-scatter rule of adaptive SPH).
+    #[default]
+    Max,
+    /// `|xi - xj| <= (ri + rj) / 2`: the symmetrised smoothing length.
+    Mean,
+}
+
+/// What the objects of a hierarchy are, and so what its columns hold and its test is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Boxes: the minimum columns hold minimum corners, the maximum columns maximum corners;
+    /// the test is [`boxes_overlap`].
+    Boxes,
+    /// Particles: the minimum columns hold positions, the maximum x column radii; the test is
+    /// [`sphere_pair_within`] with the rule.
+    Spheres(RadiusRule),
+}
+
+impl Kind {
+    /// The pair test of two objects given as their column values.
+    #[inline(always)]
+    pub(crate) fn test<T: Real>(self, a: ([T; 3], [T; 3]), b: ([T; 3], [T; 3])) -> bool {
+        match self {
+            Kind::Boxes => boxes_overlap(a.0, a.1, b.0, b.1),
+            Kind::Spheres(rule) => {
+                sphere_pair_within(a.0, a.1[0], b.0, b.1[0], rule == RadiusRule::Mean)
+            }
+        }
+    }
+}
 
 /// An axis-aligned bounding box with closed bounds: it contains `p` iff
 /// `min[a] <= p[a] <= max[a]` on every axis.
@@ -242,6 +281,7 @@ pub struct LevelInfo {
 #[derive(Debug)]
 pub struct BroadPhase<T: Real> {
     config: BroadPhaseConfig,
+    kind: Kind,
     /// How many boxes the last build held.
     len: usize,
     /// `c0`, the cell edge of exponent 0.
@@ -311,6 +351,7 @@ impl<T: Real> BroadPhase<T> {
         }
         Ok(Self {
             config,
+            kind: Kind::Boxes,
             len: 0,
             base_cell: 1.0,
             levels: Vec::new(),
@@ -479,6 +520,7 @@ impl<T: Real> BroadPhase<T> {
         let table = &level.table;
         let (lo_bucket, hi_bucket) = level.units[unit];
         let kernel = self.config.kernel;
+        let kind = self.kind;
         let filtered = self.filtered;
         for b in lo_bucket..hi_bucket {
             let (start, end) = (level.starts[b as usize], level.starts[b as usize + 1]);
@@ -495,11 +537,18 @@ impl<T: Real> BroadPhase<T> {
                         emit(me, other.order[q]);
                     }
                 };
-                scan(level, kernel, lo, hi, p as usize + 1, end as usize, |q| {
-                    hit(level, q)
-                });
+                scan(
+                    level,
+                    kind,
+                    kernel,
+                    lo,
+                    hi,
+                    p as usize + 1,
+                    end as usize,
+                    |q| hit(level, q),
+                );
                 for &(s, e) in forward.as_slice() {
-                    scan(level, kernel, lo, hi, s as usize, e as usize, |q| {
+                    scan(level, kind, kernel, lo, hi, s as usize, e as usize, |q| {
                         hit(level, q)
                     });
                 }
@@ -512,7 +561,7 @@ impl<T: Real> BroadPhase<T> {
                     let around =
                         full_neighbourhood(&coarse.starts, ct, ct.bucket_coords(ct.bucket(cell)));
                     for &(s, e) in around.as_slice() {
-                        scan(coarse, kernel, lo, hi, s as usize, e as usize, |q| {
+                        scan(coarse, kind, kernel, lo, hi, s as usize, e as usize, |q| {
                             hit(coarse, q)
                         });
                     }
@@ -527,7 +576,10 @@ impl<T: Real> BroadPhase<T> {
         let aabb = self.huge_boxes[index];
         let filter = self.huge_filters.get(index).copied().unwrap_or(Filter::ALL);
         for other in index + 1..self.huge.len() {
-            if aabb.overlaps(&self.huge_boxes[other])
+            let theirs = &self.huge_boxes[other];
+            if self
+                .kind
+                .test((aabb.min, aabb.max), (theirs.min, theirs.max))
                 && (!self.filtered || filter.accepts(self.huge_filters[other]))
             {
                 emit(me, self.huge[other]);
@@ -536,6 +588,7 @@ impl<T: Real> BroadPhase<T> {
         for level in self.active_levels() {
             scan(
                 level,
+                self.kind,
                 self.config.kernel,
                 aabb.min,
                 aabb.max,
@@ -560,6 +613,7 @@ impl<T: Real> BroadPhase<T> {
             scan_columns(
                 &self.flat_min,
                 &self.flat_max,
+                self.kind,
                 kernel,
                 lo,
                 hi,
@@ -576,10 +630,13 @@ impl<T: Real> BroadPhase<T> {
 }
 
 /// Calls `hit(q)` for every sorted position `q` in `start..end` of `level` whose box overlaps
-/// `lo..=hi`, in ascending order, 8 candidates per kernel call.
+/// `lo..=hi` (or, for particles, is a neighbour of the particle at `lo` with radius `hi[0]`),
+/// in ascending order, 8 candidates per kernel call.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // The scan's inputs are all distinct and all needed.
 pub(crate) fn scan<T: Real>(
     level: &Level<T>,
+    kind: Kind,
     kernel: Kernel,
     lo: [T; 3],
     hi: [T; 3],
@@ -587,7 +644,9 @@ pub(crate) fn scan<T: Real>(
     end: usize,
     hit: impl FnMut(usize),
 ) {
-    scan_columns(&level.min, &level.max, kernel, lo, hi, start, end, hit);
+    scan_columns(
+        &level.min, &level.max, kind, kernel, lo, hi, start, end, hit,
+    );
 }
 
 /// [`scan`] over explicit minimum and maximum columns.
@@ -596,6 +655,7 @@ pub(crate) fn scan<T: Real>(
 pub(crate) fn scan_columns<T: Real>(
     min: &PointColumns<T>,
     max: &PointColumns<T>,
+    kind: Kind,
     kernel: Kernel,
     lo: [T; 3],
     hi: [T; 3],
@@ -613,10 +673,22 @@ pub(crate) fn scan_columns<T: Real>(
     let mut k = start;
     while k < end {
         let (a, b, c) = (block(min_x, k), block(min_y, k), block(min_z, k));
-        let (d, e, f) = (block(max_x, k), block(max_y, k), block(max_z, k));
-        let mut mask = match kernel {
-            Kernel::Simd => T::overlap_mask(lo, hi, [&a, &b, &c], [&d, &e, &f]),
-            Kernel::Scalar => T::overlap_mask_scalar(lo, hi, [&a, &b, &c], [&d, &e, &f]),
+        let d = block(max_x, k);
+        let mut mask = match kind {
+            Kind::Boxes => {
+                let (e, f) = (block(max_y, k), block(max_z, k));
+                match kernel {
+                    Kernel::Simd => T::overlap_mask(lo, hi, [&a, &b, &c], [&d, &e, &f]),
+                    Kernel::Scalar => T::overlap_mask_scalar(lo, hi, [&a, &b, &c], [&d, &e, &f]),
+                }
+            }
+            Kind::Spheres(rule) => {
+                let mean = rule == RadiusRule::Mean;
+                match kernel {
+                    Kernel::Simd => T::sphere_mask(lo, hi[0], [&a, &b, &c], &d, mean),
+                    Kernel::Scalar => T::sphere_mask_scalar(lo, hi[0], [&a, &b, &c], &d, mean),
+                }
+            }
         };
         let remaining = end - k;
         if remaining < LANES {

@@ -6,7 +6,7 @@ use crate::geometry::CellTable;
 use crate::real::Real;
 
 use super::build::check_box;
-use super::{Aabb, BroadPhase, Level, scan, scan_columns};
+use super::{Aabb, BroadPhase, Kind, Level, scan, scan_columns};
 
 /// Relative margin by which segment chunks are widened before they are mapped to cells.
 const SEGMENT_MARGIN: f64 = 1e-5;
@@ -97,6 +97,7 @@ impl<T: Real> BroadPhase<T> {
             scan_columns(
                 &self.flat_min,
                 &self.flat_max,
+                Kind::Boxes,
                 kernel,
                 query.min,
                 query.max,
@@ -113,15 +114,23 @@ impl<T: Real> BroadPhase<T> {
             let cells = count.iter().map(|&c| c as usize).product::<usize>();
             if cells >= level.len() {
                 // A box much larger than the level's cells: scan its boxes instead.
-                scan(level, kernel, query.min, query.max, 0, level.len(), |q| {
-                    out.push(level.order[q])
-                });
+                scan(
+                    level,
+                    Kind::Boxes,
+                    kernel,
+                    query.min,
+                    query.max,
+                    0,
+                    level.len(),
+                    |q| out.push(level.order[q]),
+                );
                 continue;
             }
             for_each_bucket(&level.table, start, count, |b| {
                 let (s, e) = (level.starts[b as usize], level.starts[b as usize + 1]);
                 scan(
                     level,
+                    Kind::Boxes,
                     kernel,
                     query.min,
                     query.max,

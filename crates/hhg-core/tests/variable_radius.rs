@@ -1,0 +1,217 @@
+//! Differential tests of the variable-radius particle search against brute force, for both
+//! neighbour rules, kernels and thread counts, and its agreement with the fixed-radius engine.
+
+#[macro_use]
+mod common;
+
+use common::{SplitMix64, THREAD_COUNTS, TestReal, check_pairs, in_pool, lattice, to_real};
+use hhg_core::broad::{BroadPhaseConfig, RadiusRule, VariableRadiusSearch, sphere_pair_within};
+use hhg_core::{Error, Grid, Kernel, NeighborLists, PairList};
+
+fn oracle<T: TestReal>(points: &[[T; 3]], radii: &[T], rule: RadiusRule) -> Vec<[u32; 2]> {
+    let mean = rule == RadiusRule::Mean;
+    let mut pairs = Vec::new();
+    for i in 0..points.len() {
+        for j in i + 1..points.len() {
+            if sphere_pair_within(points[i], radii[i], points[j], radii[j], mean) {
+                pairs.push([i as u32, j as u32]);
+            }
+        }
+    }
+    pairs
+}
+
+fn check<T: TestReal>(name: &str, points: &[[T; 3]], radii: &[T]) {
+    for rule in [RadiusRule::Max, RadiusRule::Mean] {
+        let expected = oracle(points, radii, rule);
+        let mut reference: Option<Vec<[u32; 2]>> = None;
+        for all_pairs_below in [0, usize::MAX] {
+            for kernel in [Kernel::Simd, Kernel::Scalar] {
+                for threads in THREAD_COUNTS {
+                    let what = format!(
+                        "{name} ({}, {rule:?}, {kernel:?}, all_pairs_below {all_pairs_below}, {threads} threads)",
+                        T::NAME
+                    );
+                    let config = BroadPhaseConfig {
+                        kernel,
+                        all_pairs_below,
+                        ..BroadPhaseConfig::default()
+                    };
+                    let (pairs, lists) = in_pool(threads, || {
+                        let mut search = VariableRadiusSearch::with_config(rule, config).unwrap();
+                        search.build(points, radii).unwrap();
+                        let mut pairs = Vec::new();
+                        search.pairs(&mut pairs);
+                        let mut lists = NeighborLists::default();
+                        search.neighbor_lists(&mut lists);
+                        (pairs, lists)
+                    });
+                    check_pairs(&what, &pairs, &expected);
+                    assert_eq!(lists.len(), points.len(), "{what}: list count");
+                    for i in 0..points.len() {
+                        let want: Vec<u32> = (0..points.len() as u32)
+                            .filter(|&j| {
+                                j as usize != i
+                                    && expected
+                                        .binary_search(&[(i as u32).min(j), (i as u32).max(j)])
+                                        .is_ok()
+                            })
+                            .collect();
+                        assert_eq!(lists.neighbors(i), want, "{what}: list {i}");
+                    }
+                    if all_pairs_below == 0 {
+                        match &reference {
+                            None => reference = Some(pairs),
+                            Some(r) => assert_eq!(&pairs, r, "{what}: order differs"),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn mixed_radii<T: TestReal>() {
+    for seed in 0..3 {
+        let mut rng = SplitMix64::new(0x5EED + seed);
+        let n = 1500;
+        let points: Vec<[f64; 3]> = (0..n)
+            .map(|_| std::array::from_fn(|a| rng.range(-6.0, 6.0 + a as f64)))
+            .collect();
+        // Radii over a 10:1 range, a few much larger ones, and some zeros.
+        let radii: Vec<f64> = (0..n)
+            .map(|k| match k % 50 {
+                0 => rng.range(3.0, 6.0),
+                1 => 0.0,
+                _ => rng.range(0.2, 2.0),
+            })
+            .collect();
+        check::<T>(
+            &format!("mixed radii, seed {seed}"),
+            &to_real::<T>(&points),
+            &radii.iter().map(|&r| T::from_f64(r)).collect::<Vec<_>>(),
+        );
+    }
+}
+
+fn exact_distances<T: TestReal>() {
+    // A lattice of spacing 1: pairs at exactly the radius of the larger particle, and just
+    // beyond it with the next representable radius below.
+    let points = to_real::<T>(&lattice([9, 8, 7], 1.0, [-3.0, 2.0, -1.0]));
+    let radii: Vec<T> = (0..points.len())
+        .map(|k| match k % 3 {
+            0 => T::from_f64(1.0),
+            1 => T::from_f64(1.0).next_down(),
+            _ => T::from_f64(0.5),
+        })
+        .collect();
+    check::<T>("lattice at exactly r", &points, &radii);
+}
+
+fn equal_radii_match_the_particle_engine<T: TestReal>() {
+    let mut rng = SplitMix64::new(77);
+    let points: Vec<[T; 3]> = to_real(
+        &(0..3000)
+            .map(|_| std::array::from_fn(|_| rng.range(0.0, 14.0)))
+            .collect::<Vec<[f64; 3]>>(),
+    );
+    let r = T::from_f64(1.0);
+    let radii = vec![r; points.len()];
+    let mut search = VariableRadiusSearch::new(RadiusRule::Max);
+    search.build(&points, &radii).unwrap();
+    assert_eq!(search.levels().len(), 1, "one radius, one level");
+    let mut pairs = Vec::new();
+    search.pairs(&mut pairs);
+    let mut grid = Grid::new(r).unwrap();
+    grid.build(&points).unwrap();
+    let mut engine = PairList::default();
+    grid.pairs(&mut engine);
+    let mut expected = engine.pairs().to_vec();
+    expected.sort_unstable();
+    check_pairs("equal radii vs the particle engine", &pairs, &expected);
+}
+
+fn queries<T: TestReal>() {
+    let mut rng = SplitMix64::new(8);
+    let points: Vec<[T; 3]> = to_real(
+        &(0..2000)
+            .map(|_| std::array::from_fn(|_| rng.range(0.0, 12.0)))
+            .collect::<Vec<[f64; 3]>>(),
+    );
+    let radii: Vec<T> = (0..points.len())
+        .map(|k| {
+            T::from_f64(if k % 40 == 0 {
+                7.0
+            } else {
+                rng.range(0.1, 1.5)
+            })
+        })
+        .collect();
+    for all_pairs_below in [0, usize::MAX] {
+        let config = BroadPhaseConfig {
+            all_pairs_below,
+            ..BroadPhaseConfig::default()
+        };
+        let mut search = VariableRadiusSearch::with_config(RadiusRule::Max, config).unwrap();
+        search.build(&points, &radii).unwrap();
+        let mut got = Vec::new();
+        for q in 0..60 {
+            let p: [T; 3] = if q % 3 == 0 {
+                points[rng.below(points.len())]
+            } else {
+                std::array::from_fn(|_| T::from_f64(rng.range(-3.0, 15.0)))
+            };
+            search.query_point(p, &mut got).unwrap();
+            let want: Vec<u32> = (0..points.len() as u32)
+                .filter(|&j| {
+                    T::distance_squared(p, points[j as usize])
+                        <= radii[j as usize] * radii[j as usize]
+                })
+                .collect();
+            assert_eq!(got, want, "query {q} at {p:?}");
+        }
+    }
+}
+
+fn bad_input<T: TestReal>() {
+    let points = vec![[T::from_f64(0.0); 3]; 4];
+    let mut search = VariableRadiusSearch::<T>::new(RadiusRule::Max);
+    let one = T::from_f64(1.0);
+    for (bad, value) in [(2, -1.0), (1, f64::NAN), (3, f64::INFINITY)] {
+        let mut radii = vec![one; 4];
+        radii[bad] = T::from_f64(value);
+        let err = search.build(&points, &radii).unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidParticleRadius { index, .. } if index == bad),
+            "{err}"
+        );
+    }
+    let mut huge = vec![one; 4];
+    huge[0] = T::from_f64(if T::NAME == "f32" { 1e20 } else { 1e160 });
+    assert!(
+        search.build(&points, &huge).is_err(),
+        "a radius whose square overflows"
+    );
+    assert!(matches!(
+        search.build(&points, &[one; 3]),
+        Err(Error::LengthMismatch { .. })
+    ));
+    let mut moved = points.clone();
+    moved[1][2] = T::from_f64(f64::NAN);
+    assert!(matches!(
+        search.build(&moved, &[one; 4]),
+        Err(Error::NonFiniteCoordinate {
+            index: 1,
+            axis: 2,
+            ..
+        })
+    ));
+}
+
+for_both_precisions!(
+    mixed_radii,
+    exact_distances,
+    equal_radii_match_the_particle_engine,
+    queries,
+    bad_input,
+);
