@@ -18,7 +18,9 @@
 //! [`BroadPhaseConfig::all_pairs_below`] boxes no grid is built at all (thesis §3.7).
 
 mod build;
+mod patch;
 mod query;
+mod scene;
 mod spheres;
 
 use rayon::prelude::*;
@@ -32,6 +34,7 @@ pub use crate::real::{boxes_overlap, sphere_pair_within};
 use crate::sort::SortScratch;
 
 pub use query::segment_may_hit;
+pub use scene::{Handle, Motion, Scene, UpdateReport, UpdateStrategy};
 pub use spheres::VariableRadiusSearch;
 
 /// The neighbour rule of particles with their own radii.
@@ -261,7 +264,8 @@ pub struct LevelInfo {
 /// A hierarchical hash grid over a set of boxes: all overlapping pairs, and queries by box,
 /// point and segment.
 ///
-/// Rebuild it every step with [`BroadPhase::build`]; its buffers are kept and reused.
+/// Rebuild it every step with [`BroadPhase::build`]; its buffers are kept and reused. For
+/// insertions, removals, static objects and pair changes between steps, see [`Scene`].
 ///
 /// ```
 /// use hhg_core::broad::{Aabb, BroadPhase};

@@ -92,6 +92,14 @@ impl<T: Real> BroadPhase<T> {
     pub fn query_aabb(&self, query: &Aabb<T>, out: &mut Vec<u32>) -> Result<(), Error> {
         check_box(0, query)?;
         out.clear();
+        self.for_each_overlap(query, |i| out.push(i));
+        out.sort_unstable();
+        Ok(())
+    }
+
+    /// Calls `hit(i)` for every box overlapping `query` (a valid box), in no particular
+    /// order, without allocating.
+    pub(crate) fn for_each_overlap(&self, query: &Aabb<T>, mut hit: impl FnMut(u32)) {
         let kernel = self.config.kernel;
         if self.flat {
             scan_columns(
@@ -103,9 +111,9 @@ impl<T: Real> BroadPhase<T> {
                 query.max,
                 0,
                 self.len,
-                |i| out.push(i as u32),
+                |i| hit(i as u32),
             );
-            return Ok(());
+            return;
         }
         let lo = query.min.map(Real::to_f64);
         let hi = query.max.map(Real::to_f64);
@@ -122,7 +130,7 @@ impl<T: Real> BroadPhase<T> {
                     query.max,
                     0,
                     level.len(),
-                    |q| out.push(level.order[q]),
+                    |q| hit(level.order[q]),
                 );
                 continue;
             }
@@ -136,17 +144,15 @@ impl<T: Real> BroadPhase<T> {
                     query.max,
                     s as usize,
                     e as usize,
-                    |q| out.push(level.order[q]),
+                    |q| hit(level.order[q]),
                 );
             });
         }
         for (k, aabb) in self.huge_boxes.iter().enumerate() {
             if aabb.overlaps(query) {
-                out.push(self.huge[k]);
+                hit(self.huge[k]);
             }
         }
-        out.sort_unstable();
-        Ok(())
     }
 
     /// The boxes containing point `p` (closed bounds), ascending caller indices, into `out`.

@@ -1,0 +1,592 @@
+//! Persistent scenes for physics engines: objects inserted and removed in O(1) behind stable
+//! handles, static objects built once, an update step that patches the hierarchy in place
+//! or rebuilds it (chosen per step), and the pairs created and lost between steps.
+
+use rayon::prelude::*;
+
+use crate::error::Error;
+use crate::real::Real;
+
+use super::build::check_box;
+use super::patch::Location;
+use super::{Aabb, BroadPhase, BroadPhaseConfig, Filter};
+
+/// A stable name for an object of a [`Scene`]: valid from `insert` until `remove`, never
+/// reused for another object (a reused slot gets a new generation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Handle {
+    slot: u32,
+    generation: u32,
+}
+
+impl Handle {
+    /// The slot: a small integer, dense over live objects plus freed slots (for side arrays).
+    pub fn slot(self) -> u32 {
+        self.slot
+    }
+
+    /// The generation of the slot this handle was issued for.
+    pub fn generation(self) -> u32 {
+        self.generation
+    }
+}
+
+/// Whether an object moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Motion {
+    /// Moves, rotates or resizes from step to step.
+    Dynamic,
+    /// Never moves: built into a structure of its own once (and again only after statics are
+    /// inserted, removed or changed). Static objects are never paired with each other.
+    Static,
+}
+
+/// How [`Scene::update`] brings the dynamic objects' hierarchy up to date.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum UpdateStrategy {
+    /// Incremental while few objects change cell or level, rebuild otherwise (default).
+    #[default]
+    Auto,
+    /// A full parallel rebuild every step.
+    Rebuild,
+    /// Patch in place; objects that change cell or level wait in a side list, which is
+    /// merged by a rebuild only when it grows past a quarter of the objects.
+    Incremental,
+}
+
+/// What one update did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UpdateReport {
+    /// Whether the dynamic hierarchy was rebuilt from scratch.
+    pub rebuilt: bool,
+    /// Whether the static structure was rebuilt.
+    pub statics_rebuilt: bool,
+    /// Changed objects rewritten in place (same level and cell).
+    pub patched: usize,
+    /// Objects in the side list after the update (changed cell or level, or newly inserted).
+    pub moved: usize,
+}
+
+/// Under [`UpdateStrategy::Auto`], a step with more than this fraction of the dynamic
+/// objects changed rebuilds without trying to patch (measured with the criterion bench
+/// `broadphase`: when most objects move, patching first only adds its own cost).
+const AUTO_REBUILD_CHANGED: f64 = 0.35;
+
+/// Under [`UpdateStrategy::Auto`], the side list is merged by a rebuild once it holds more
+/// than this fraction of the dynamic objects (each side-list object costs a query per step).
+const AUTO_REBUILD_MOVED: f64 = 0.05;
+
+/// Under [`UpdateStrategy::Incremental`], the side list is merged at this fraction.
+const INCREMENTAL_REBUILD_MOVED: f64 = 0.25;
+
+/// Objects per parallel task when querying side-list and static objects.
+const QUERY_CHUNK: usize = 512;
+
+/// Where a slot's object is held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    Free,
+    Static,
+    /// Index in the last dynamic build.
+    Built(u32),
+    /// Index in the side list.
+    Moved(u32),
+    /// Inserted since the last update.
+    Pending,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Slot<T> {
+    aabb: Aabb<T>,
+    filter: Filter,
+    generation: u32,
+    place: Place,
+    dirty: bool,
+}
+
+/// A persistent broad phase over dynamic and static boxes.
+///
+/// ```
+/// use hhg_core::broad::{Aabb, Filter, Motion, Scene};
+///
+/// let mut scene = Scene::<f32>::new();
+/// let ground = scene.insert(Aabb::new([-100.0, -100.0, -1.0], [100.0, 100.0, 0.0]), Motion::Static, Filter::ALL)?;
+/// let ball = scene.insert(Aabb::new([0.0, 0.0, 0.5], [1.0, 1.0, 1.5]), Motion::Dynamic, Filter::ALL)?;
+/// let (mut created, mut lost) = (Vec::new(), Vec::new());
+/// scene.detect_changes(&mut created, &mut lost)?;
+/// assert!(created.is_empty());
+/// scene.set_aabb(ball, Aabb::new([0.0, 0.0, -0.1], [1.0, 1.0, 0.9]))?;
+/// scene.detect_changes(&mut created, &mut lost)?;
+/// assert_eq!(created, vec![[ground, ball]]);
+/// # Ok::<(), hhg_core::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Scene<T: Real> {
+    strategy: UpdateStrategy,
+    slots: Vec<Slot<T>>,
+    free: Vec<u32>,
+    dynamic: usize,
+    /// Slots changed since the last update.
+    dirty: Vec<u32>,
+    statics_changed: bool,
+    static_broad: BroadPhase<T>,
+    static_slots: Vec<u32>,
+    dynamic_broad: BroadPhase<T>,
+    built: bool,
+    /// Built index -> slot (`DEAD` once removed or moved out).
+    built_slots: Vec<u32>,
+    locations: Vec<Location>,
+    located: bool,
+    dead: usize,
+    /// The side list: slots of dynamic objects not in the built hierarchy.
+    moved: Vec<u32>,
+    current: Vec<[Handle; 2]>,
+    previous: Vec<[Handle; 2]>,
+    boxes: Vec<Aabb<T>>,
+    filters: Vec<Filter>,
+    index_pairs: Vec<[u32; 2]>,
+}
+
+/// A built index whose object is gone.
+const DEAD: u32 = u32::MAX;
+
+impl<T: Real> Default for Scene<T> {
+    fn default() -> Self {
+        Self::with_config(BroadPhaseConfig::default(), UpdateStrategy::Auto)
+            .expect("the default configuration is valid")
+    }
+}
+
+impl<T: Real> Scene<T> {
+    /// An empty scene with the default hierarchy settings and [`UpdateStrategy::Auto`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty scene with hierarchy settings `config` and update strategy `strategy`.
+    pub fn with_config(config: BroadPhaseConfig, strategy: UpdateStrategy) -> Result<Self, Error> {
+        Ok(Self {
+            strategy,
+            slots: Vec::new(),
+            free: Vec::new(),
+            dynamic: 0,
+            dirty: Vec::new(),
+            statics_changed: false,
+            static_broad: BroadPhase::with_config(config)?,
+            static_slots: Vec::new(),
+            dynamic_broad: BroadPhase::with_config(config)?,
+            built: false,
+            built_slots: Vec::new(),
+            locations: Vec::new(),
+            located: false,
+            dead: 0,
+            moved: Vec::new(),
+            current: Vec::new(),
+            previous: Vec::new(),
+            boxes: Vec::new(),
+            filters: Vec::new(),
+            index_pairs: Vec::new(),
+        })
+    }
+
+    /// The update strategy.
+    pub fn strategy(&self) -> UpdateStrategy {
+        self.strategy
+    }
+
+    /// Changes the update strategy.
+    pub fn set_strategy(&mut self, strategy: UpdateStrategy) {
+        self.strategy = strategy;
+    }
+
+    /// How many objects the scene holds.
+    pub fn len(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// Tells whether the scene holds no object.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes held by the scene's buffers.
+    pub fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * size_of::<Slot<T>>()
+            + 4 * (self.free.capacity()
+                + self.dirty.capacity()
+                + self.static_slots.capacity()
+                + self.built_slots.capacity()
+                + self.moved.capacity())
+            + self.locations.capacity() * size_of::<Location>()
+            + (self.current.capacity() + self.previous.capacity()) * size_of::<[Handle; 2]>()
+            + self.boxes.capacity() * size_of::<Aabb<T>>()
+            + self.filters.capacity() * size_of::<Filter>()
+            + self.index_pairs.capacity() * 8
+            + self.static_broad.heap_bytes()
+            + self.dynamic_broad.heap_bytes()
+    }
+
+    fn slot(&self, handle: Handle) -> Result<&Slot<T>, Error> {
+        match self.slots.get(handle.slot as usize) {
+            Some(slot) if slot.generation == handle.generation && slot.place != Place::Free => {
+                Ok(slot)
+            }
+            _ => Err(Error::StaleHandle {
+                slot: handle.slot,
+                generation: handle.generation,
+            }),
+        }
+    }
+
+    fn mark_dirty(&mut self, slot: u32) {
+        let s = &mut self.slots[slot as usize];
+        if !s.dirty {
+            s.dirty = true;
+            self.dirty.push(slot);
+        }
+    }
+
+    /// Adds an object; O(1). The box is checked like [`BroadPhase::build`] checks boxes (the
+    /// error names the slot it would have taken).
+    pub fn insert(
+        &mut self,
+        aabb: Aabb<T>,
+        motion: Motion,
+        filter: Filter,
+    ) -> Result<Handle, Error> {
+        let slot = self.free.last().copied().unwrap_or(self.slots.len() as u32);
+        check_box(slot as usize, &aabb)?;
+        if slot as usize == self.slots.len() {
+            crate::columns::check_count(self.slots.len() + 1)?;
+            self.slots.push(Slot {
+                aabb,
+                filter,
+                generation: 0,
+                place: Place::Free,
+                dirty: false,
+            });
+        } else {
+            self.free.pop();
+        }
+        let s = &mut self.slots[slot as usize];
+        s.aabb = aabb;
+        s.filter = filter;
+        let generation = s.generation;
+        match motion {
+            Motion::Static => {
+                s.place = Place::Static;
+                self.statics_changed = true;
+            }
+            Motion::Dynamic => {
+                s.place = Place::Pending;
+                self.dynamic += 1;
+                self.mark_dirty(slot);
+            }
+        }
+        Ok(Handle { slot, generation })
+    }
+
+    /// Removes an object; O(1). Its handle becomes stale.
+    pub fn remove(&mut self, handle: Handle) -> Result<(), Error> {
+        let place = self.slot(handle)?.place;
+        match place {
+            Place::Static => self.statics_changed = true,
+            Place::Built(b) => {
+                self.ensure_located();
+                self.dynamic_broad.kill(self.locations[b as usize]);
+                self.built_slots[b as usize] = DEAD;
+                self.dead += 1;
+                self.dynamic -= 1;
+            }
+            Place::Moved(k) => {
+                self.take_from_side_list(k);
+                self.dynamic -= 1;
+            }
+            Place::Pending => self.dynamic -= 1,
+            Place::Free => unreachable!("checked by slot()"),
+        }
+        let s = &mut self.slots[handle.slot as usize];
+        s.place = Place::Free;
+        s.generation = s.generation.wrapping_add(1);
+        self.free.push(handle.slot);
+        Ok(())
+    }
+
+    /// Removes side-list entry `k` (swap-remove, fixing the entry moved into its place).
+    fn take_from_side_list(&mut self, k: u32) {
+        self.moved.swap_remove(k as usize);
+        if let Some(&other) = self.moved.get(k as usize) {
+            self.slots[other as usize].place = Place::Moved(k);
+        }
+    }
+
+    /// The object's current box.
+    pub fn aabb(&self, handle: Handle) -> Result<Aabb<T>, Error> {
+        Ok(self.slot(handle)?.aabb)
+    }
+
+    /// Moves, rotates or resizes an object: its new box takes effect at the next update.
+    pub fn set_aabb(&mut self, handle: Handle, aabb: Aabb<T>) -> Result<(), Error> {
+        let place = self.slot(handle)?.place;
+        check_box(handle.slot as usize, &aabb)?;
+        self.slots[handle.slot as usize].aabb = aabb;
+        if place == Place::Static {
+            self.statics_changed = true;
+        } else {
+            self.mark_dirty(handle.slot);
+        }
+        Ok(())
+    }
+
+    fn ensure_located(&mut self) {
+        if !self.located {
+            self.dynamic_broad.locate_all(&mut self.locations);
+            self.located = true;
+        }
+    }
+
+    /// Brings the structures up to date with the inserts, removals and box changes since the
+    /// last update: statics are rebuilt only if they changed; dynamic objects are patched in
+    /// place or rebuilt according to the strategy.
+    pub fn update(&mut self) -> Result<UpdateReport, Error> {
+        let mut report = UpdateReport::default();
+        if self.statics_changed {
+            self.rebuild_statics()?;
+            report.statics_rebuilt = true;
+        }
+        let changed = self.dirty.len();
+        let rebuild_now = !self.built
+            || match self.strategy {
+                UpdateStrategy::Rebuild => true,
+                UpdateStrategy::Auto => changed as f64 > AUTO_REBUILD_CHANGED * self.dynamic as f64,
+                UpdateStrategy::Incremental => false,
+            };
+        if !rebuild_now {
+            self.ensure_located();
+            for k in 0..self.dirty.len() {
+                let slot = self.dirty[k];
+                let s = self.slots[slot as usize];
+                self.slots[slot as usize].dirty = false;
+                match s.place {
+                    Place::Built(b) => {
+                        let location = self.locations[b as usize];
+                        if self.dynamic_broad.patch(location, &s.aabb) {
+                            report.patched += 1;
+                        } else {
+                            self.dynamic_broad.kill(location);
+                            self.built_slots[b as usize] = DEAD;
+                            self.dead += 1;
+                            self.slots[slot as usize].place = Place::Moved(self.moved.len() as u32);
+                            self.moved.push(slot);
+                        }
+                    }
+                    Place::Pending => {
+                        self.slots[slot as usize].place = Place::Moved(self.moved.len() as u32);
+                        self.moved.push(slot);
+                    }
+                    Place::Moved(_) | Place::Free | Place::Static => {}
+                }
+            }
+            self.dirty.clear();
+            let limit = match self.strategy {
+                UpdateStrategy::Incremental => INCREMENTAL_REBUILD_MOVED,
+                _ => AUTO_REBUILD_MOVED,
+            };
+            let waste = (self.moved.len() + self.dead) as f64;
+            if waste > limit * self.dynamic.max(1) as f64 && waste > 64.0 {
+                self.rebuild_dynamic()?;
+                report.rebuilt = true;
+            }
+        } else {
+            self.rebuild_dynamic()?;
+            report.rebuilt = true;
+        }
+        report.moved = self.moved.len();
+        Ok(report)
+    }
+
+    fn rebuild_statics(&mut self) -> Result<(), Error> {
+        self.static_slots.clear();
+        self.boxes.clear();
+        self.filters.clear();
+        for (k, s) in self.slots.iter().enumerate() {
+            if s.place == Place::Static {
+                self.static_slots.push(k as u32);
+                self.boxes.push(s.aabb);
+                self.filters.push(s.filter);
+            }
+        }
+        self.static_broad
+            .build_filtered(&self.boxes, &self.filters)?;
+        self.statics_changed = false;
+        Ok(())
+    }
+
+    fn rebuild_dynamic(&mut self) -> Result<(), Error> {
+        self.built_slots.clear();
+        self.boxes.clear();
+        self.filters.clear();
+        for (k, s) in self.slots.iter_mut().enumerate() {
+            s.dirty = false;
+            if matches!(s.place, Place::Built(_) | Place::Moved(_) | Place::Pending) {
+                s.place = Place::Built(self.built_slots.len() as u32);
+                self.built_slots.push(k as u32);
+                self.boxes.push(s.aabb);
+                self.filters.push(s.filter);
+            }
+        }
+        self.dirty.clear();
+        self.moved.clear();
+        self.dead = 0;
+        self.located = false;
+        self.dynamic_broad
+            .build_filtered(&self.boxes, &self.filters)?;
+        self.built = true;
+        Ok(())
+    }
+
+    fn handle(&self, slot: u32) -> Handle {
+        Handle {
+            slot,
+            generation: self.slots[slot as usize].generation,
+        }
+    }
+
+    fn ordered(&self, a: u32, b: u32) -> [Handle; 2] {
+        let (a, b) = if a < b { (a, b) } else { (b, a) };
+        [self.handle(a), self.handle(b)]
+    }
+
+    /// Updates (see [`Scene::update`]) and reports every overlapping pair of a dynamic object
+    /// with a dynamic or static one, each once, the smaller slot first, into `out` (cleared
+    /// first), in an order that does not depend on the thread count.
+    pub fn detect(&mut self, out: &mut Vec<[Handle; 2]>) -> Result<UpdateReport, Error> {
+        let report = self.update()?;
+        out.clear();
+        // Built against built.
+        self.dynamic_broad.pairs(&mut self.index_pairs);
+        out.extend(self.index_pairs.iter().map(|&[a, b]| {
+            self.ordered(self.built_slots[a as usize], self.built_slots[b as usize])
+        }));
+        // The side list against built objects and against itself.
+        let moved = &self.moved;
+        let side: Vec<Vec<[Handle; 2]>> = moved
+            .par_chunks(QUERY_CHUNK)
+            .enumerate()
+            .map(|(chunk, slots)| {
+                let mut found = Vec::new();
+                for (k, &slot) in slots.iter().enumerate() {
+                    let me = &self.slots[slot as usize];
+                    self.dynamic_broad.for_each_overlap(&me.aabb, |b| {
+                        let other = self.built_slots[b as usize];
+                        if other != DEAD && me.filter.accepts(self.slots[other as usize].filter) {
+                            found.push(self.ordered(slot, other));
+                        }
+                    });
+                    for &other in &moved[chunk * QUERY_CHUNK + k + 1..] {
+                        let them = &self.slots[other as usize];
+                        if me.aabb.overlaps(&them.aabb) && me.filter.accepts(them.filter) {
+                            found.push(self.ordered(slot, other));
+                        }
+                    }
+                }
+                found
+            })
+            .collect();
+        for part in side {
+            out.extend(part);
+        }
+        // Every dynamic object against the statics.
+        if !self.static_slots.is_empty() {
+            let dynamic: Vec<u32> = self
+                .built_slots
+                .iter()
+                .copied()
+                .filter(|&s| s != DEAD)
+                .chain(self.moved.iter().copied())
+                .collect();
+            let with_statics: Vec<Vec<[Handle; 2]>> = dynamic
+                .par_chunks(QUERY_CHUNK)
+                .map(|slots| {
+                    let mut found = Vec::new();
+                    for &slot in slots {
+                        let me = &self.slots[slot as usize];
+                        self.static_broad.for_each_overlap(&me.aabb, |b| {
+                            let other = self.static_slots[b as usize];
+                            if me.filter.accepts(self.slots[other as usize].filter) {
+                                found.push(self.ordered(slot, other));
+                            }
+                        });
+                    }
+                    found
+                })
+                .collect();
+            for part in with_statics {
+                out.extend(part);
+            }
+        }
+        Ok(report)
+    }
+
+    /// Updates and detects (see [`Scene::detect`]), then reports the pairs that overlap now
+    /// but did not at the previous call (`created`) and those that did then but do not now
+    /// (`lost`, including pairs of removed objects), each sorted ascending.
+    pub fn detect_changes(
+        &mut self,
+        created: &mut Vec<[Handle; 2]>,
+        lost: &mut Vec<[Handle; 2]>,
+    ) -> Result<UpdateReport, Error> {
+        let mut current = std::mem::take(&mut self.current);
+        let report = self.detect(&mut current)?;
+        current.par_sort_unstable();
+        created.clear();
+        lost.clear();
+        let (mut i, mut j) = (0, 0);
+        let previous = &self.previous;
+        while i < current.len() || j < previous.len() {
+            match (current.get(i), previous.get(j)) {
+                (Some(c), Some(p)) if c == p => {
+                    i += 1;
+                    j += 1;
+                }
+                (Some(c), Some(p)) if c < p => {
+                    created.push(*c);
+                    i += 1;
+                }
+                (Some(c), None) => {
+                    created.push(*c);
+                    i += 1;
+                }
+                (_, Some(p)) => {
+                    lost.push(*p);
+                    j += 1;
+                }
+                (None, None) => unreachable!("the loop condition"),
+            }
+        }
+        self.current = std::mem::replace(&mut self.previous, current);
+        Ok(report)
+    }
+
+    /// The objects overlapping `query` as of the last update, ascending handles, into `out`.
+    pub fn query_aabb(&self, query: &Aabb<T>, out: &mut Vec<Handle>) -> Result<(), Error> {
+        check_box(0, query)?;
+        out.clear();
+        self.dynamic_broad.for_each_overlap(query, |b| {
+            let slot = self.built_slots[b as usize];
+            if slot != DEAD {
+                out.push(self.handle(slot));
+            }
+        });
+        for &slot in &self.moved {
+            if self.slots[slot as usize].aabb.overlaps(query) {
+                out.push(self.handle(slot));
+            }
+        }
+        self.static_broad.for_each_overlap(query, |b| {
+            out.push(self.handle(self.static_slots[b as usize]));
+        });
+        out.sort_unstable();
+        Ok(())
+    }
+}

@@ -1,0 +1,278 @@
+//! Persistent scenes against brute force: inserts, removals, moves, rotations (resizes) and
+//! static objects interleaved with detection, for every update strategy and thread count.
+
+#[macro_use]
+mod common;
+
+use common::{SplitMix64, TestReal, in_pool};
+use hhg_core::Error;
+use hhg_core::broad::{
+    Aabb, BroadPhaseConfig, Filter, Handle, Motion, Scene, UpdateReport, UpdateStrategy,
+};
+
+/// The scene as the test sees it: every live object with its box, motion and filter.
+struct Mirror<T> {
+    objects: Vec<(Handle, Aabb<T>, Motion, Filter)>,
+}
+
+impl<T: TestReal> Mirror<T> {
+    fn expected_pairs(&self) -> Vec<[Handle; 2]> {
+        let mut pairs = Vec::new();
+        for (i, a) in self.objects.iter().enumerate() {
+            for b in &self.objects[i + 1..] {
+                if a.2 == Motion::Static && b.2 == Motion::Static {
+                    continue;
+                }
+                if a.1.overlaps(&b.1) && a.3.accepts(b.3) {
+                    let (x, y) = if a.0.slot() < b.0.slot() {
+                        (a.0, b.0)
+                    } else {
+                        (b.0, a.0)
+                    };
+                    pairs.push([x, y]);
+                }
+            }
+        }
+        pairs.sort_unstable();
+        pairs
+    }
+}
+
+fn random_box<T: TestReal>(rng: &mut SplitMix64, extent: f64) -> Aabb<T> {
+    let size = rng.range(0.2, 2.4);
+    let min: [f64; 3] = std::array::from_fn(|_| rng.range(0.0, extent));
+    let max: [f64; 3] = std::array::from_fn(|a| min[a] + size * rng.range(0.5, 1.0));
+    Aabb::new(min.map(T::from_f64), max.map(T::from_f64))
+}
+
+fn moved<T: TestReal>(rng: &mut SplitMix64, aabb: &Aabb<T>, step: f64) -> Aabb<T> {
+    let d: [f64; 3] = std::array::from_fn(|_| rng.range(-step, step));
+    let grow = if rng.below(10) == 0 {
+        rng.range(0.5, 2.0)
+    } else {
+        1.0
+    };
+    let min: [f64; 3] = std::array::from_fn(|a| aabb.min[a].to_f64() + d[a]);
+    let max: [f64; 3] =
+        std::array::from_fn(|a| min[a] + (aabb.max[a].to_f64() - aabb.min[a].to_f64()) * grow);
+    Aabb::new(min.map(T::from_f64), max.map(T::from_f64))
+}
+
+fn run_scene<T: TestReal>(
+    strategy: UpdateStrategy,
+    threads: usize,
+    seed: u64,
+) -> Vec<UpdateReport> {
+    let mut rng = SplitMix64::new(seed);
+    let extent = 22.0;
+    let config = BroadPhaseConfig {
+        all_pairs_below: 0,
+        ..BroadPhaseConfig::default()
+    };
+    let mut scene = Scene::<T>::with_config(config, strategy).unwrap();
+    let mut mirror = Mirror::<T> {
+        objects: Vec::new(),
+    };
+    let filter = |rng: &mut SplitMix64| {
+        if rng.below(8) == 0 {
+            Filter {
+                group: 1 << rng.below(3),
+                mask: 0b101,
+            }
+        } else {
+            Filter::ALL
+        }
+    };
+    for _ in 0..1200 {
+        let motion = if rng.below(5) == 0 {
+            Motion::Static
+        } else {
+            Motion::Dynamic
+        };
+        let aabb = random_box::<T>(&mut rng, extent);
+        let f = filter(&mut rng);
+        let h = scene.insert(aabb, motion, f).unwrap();
+        mirror.objects.push((h, aabb, motion, f));
+    }
+    let mut previous: Vec<[Handle; 2]> = Vec::new();
+    let mut reports = Vec::new();
+    let (mut created, mut lost) = (Vec::new(), Vec::new());
+    for step in 0..14 {
+        let what = format!("{} {strategy:?} {threads} threads, step {step}", T::NAME);
+        // Small moves for most, a few jumps, resizes, inserts, removals; statics now and then.
+        let fraction = [0.02, 0.1, 0.5, 1.0][step % 4];
+        for k in 0..mirror.objects.len() {
+            let (h, aabb, motion, _) = mirror.objects[k];
+            if motion == Motion::Static && rng.below(200) != 0 {
+                continue;
+            }
+            if rng.uniform() >= fraction {
+                continue;
+            }
+            let next = if rng.below(30) == 0 {
+                random_box::<T>(&mut rng, extent)
+            } else {
+                moved(&mut rng, &aabb, 0.3)
+            };
+            scene.set_aabb(h, next).unwrap();
+            mirror.objects[k].1 = next;
+        }
+        for _ in 0..rng.below(40) {
+            let k = rng.below(mirror.objects.len());
+            let (h, ..) = mirror.objects.swap_remove(k);
+            scene.remove(h).unwrap();
+            assert!(matches!(scene.remove(h), Err(Error::StaleHandle { .. })));
+            assert!(scene.aabb(h).is_err(), "{what}: stale handle accepted");
+        }
+        for _ in 0..rng.below(40) {
+            let motion = if rng.below(6) == 0 {
+                Motion::Static
+            } else {
+                Motion::Dynamic
+            };
+            let aabb = random_box::<T>(&mut rng, extent);
+            let f = filter(&mut rng);
+            let h = scene.insert(aabb, motion, f).unwrap();
+            mirror.objects.push((h, aabb, motion, f));
+        }
+        let report = in_pool(threads, || scene.detect_changes(&mut created, &mut lost)).unwrap();
+        reports.push(report);
+        let expected = mirror.expected_pairs();
+        let mut current = Vec::new();
+        in_pool(threads, || scene.detect(&mut current)).unwrap();
+        let mut sorted = current.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), current.len(), "{what}: a pair reported twice");
+        assert_eq!(sorted, expected, "{what}: pairs");
+        let want_created: Vec<_> = expected
+            .iter()
+            .filter(|p| previous.binary_search(p).is_err())
+            .copied()
+            .collect();
+        let want_lost: Vec<_> = previous
+            .iter()
+            .filter(|p| expected.binary_search(p).is_err())
+            .copied()
+            .collect();
+        assert_eq!(created, want_created, "{what}: created pairs");
+        assert_eq!(lost, want_lost, "{what}: lost pairs");
+        previous = expected;
+        assert_eq!(scene.len(), mirror.objects.len());
+
+        // Queries see the state of the last update.
+        let mut got = Vec::new();
+        for _ in 0..5 {
+            let q = random_box::<T>(&mut rng, extent);
+            scene.query_aabb(&q, &mut got).unwrap();
+            let mut want: Vec<Handle> = mirror
+                .objects
+                .iter()
+                .filter(|o| o.1.overlaps(&q))
+                .map(|o| o.0)
+                .collect();
+            want.sort_unstable();
+            assert_eq!(got, want, "{what}: query");
+        }
+    }
+    reports
+}
+
+fn strategies<T: TestReal>() {
+    for (k, strategy) in [
+        UpdateStrategy::Auto,
+        UpdateStrategy::Rebuild,
+        UpdateStrategy::Incremental,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for threads in [1, 16] {
+            let reports = run_scene::<T>(strategy, threads, 40 + k as u64);
+            let patched: usize = reports.iter().map(|r| r.patched).sum();
+            let moved: usize = reports.iter().map(|r| r.moved).sum();
+            let rebuilt = reports.iter().filter(|r| r.rebuilt).count();
+            match strategy {
+                UpdateStrategy::Rebuild => {
+                    assert_eq!(rebuilt, reports.len(), "{strategy:?}: {reports:?}")
+                }
+                UpdateStrategy::Incremental => {
+                    assert!(patched > 0 && moved > 0, "{strategy:?}: {reports:?}");
+                    assert!(rebuilt < reports.len(), "{strategy:?}: {reports:?}");
+                }
+                UpdateStrategy::Auto => {
+                    assert!(patched > 0, "{strategy:?}: {reports:?}");
+                    assert!(rebuilt > 1, "{strategy:?}: {reports:?}");
+                }
+            }
+            assert!(
+                reports.iter().any(|r| r.statics_rebuilt),
+                "statics are rebuilt when they change"
+            );
+        }
+    }
+}
+
+fn statics_are_built_once<T: TestReal>() {
+    let mut rng = SplitMix64::new(9);
+    let mut scene = Scene::<T>::new();
+    let mut handles = Vec::new();
+    for k in 0..600 {
+        let motion = if k % 2 == 0 {
+            Motion::Static
+        } else {
+            Motion::Dynamic
+        };
+        handles.push((
+            scene
+                .insert(random_box::<T>(&mut rng, 15.0), motion, Filter::ALL)
+                .unwrap(),
+            motion,
+        ));
+    }
+    let mut pairs = Vec::new();
+    let first = scene.detect(&mut pairs).unwrap();
+    assert!(first.statics_rebuilt);
+    for _ in 0..3 {
+        for &(h, motion) in &handles {
+            if motion == Motion::Dynamic {
+                let next = moved(&mut rng, &scene.aabb(h).unwrap(), 0.1);
+                scene.set_aabb(h, next).unwrap();
+            }
+        }
+        let report = scene.detect(&mut pairs).unwrap();
+        assert!(!report.statics_rebuilt, "statics untouched: {report:?}");
+    }
+    // No static-static pair is ever reported.
+    assert!(pairs.iter().all(|p| {
+        handles
+            .iter()
+            .any(|&(h, m)| m == Motion::Dynamic && (h == p[0] || h == p[1]))
+    }));
+}
+
+fn bad_input<T: TestReal>() {
+    let mut scene = Scene::<T>::new();
+    let good = Aabb::new([T::from_f64(0.0); 3], [T::from_f64(1.0); 3]);
+    let h = scene.insert(good, Motion::Dynamic, Filter::ALL).unwrap();
+    let bad = Aabb::new([T::from_f64(2.0); 3], [T::from_f64(1.0); 3]);
+    assert!(matches!(
+        scene.insert(bad, Motion::Dynamic, Filter::ALL),
+        Err(Error::InvalidBox { .. })
+    ));
+    assert!(matches!(
+        scene.set_aabb(h, bad),
+        Err(Error::InvalidBox { .. })
+    ));
+    scene.remove(h).unwrap();
+    let err = scene.set_aabb(h, good).unwrap_err();
+    assert!(
+        err.to_string().contains("does not name a live object"),
+        "{err}"
+    );
+    let again = scene.insert(good, Motion::Dynamic, Filter::ALL).unwrap();
+    assert_eq!(again.slot(), h.slot(), "the slot is reused");
+    assert_ne!(again, h, "with a new generation");
+}
+
+for_both_precisions!(strategies, statics_are_built_once, bad_input);
