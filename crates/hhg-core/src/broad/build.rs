@@ -125,6 +125,7 @@ struct Survey {
     lo: [f64; 3],
     hi: [f64; 3],
     smallest_edge: f64,
+    largest_edge: f64,
     finite: usize,
 }
 
@@ -134,6 +135,7 @@ impl Survey {
         lo: [f64::INFINITY; 3],
         hi: [f64::NEG_INFINITY; 3],
         smallest_edge: f64::INFINITY,
+        largest_edge: 0.0,
         finite: 0,
     };
 
@@ -147,6 +149,7 @@ impl Survey {
             lo: std::array::from_fn(|a| self.lo[a].min(other.lo[a])),
             hi: std::array::from_fn(|a| self.hi[a].max(other.hi[a])),
             smallest_edge: self.smallest_edge.min(other.smallest_edge),
+            largest_edge: self.largest_edge.max(other.largest_edge),
             finite: self.finite + other.finite,
         }
     }
@@ -210,27 +213,35 @@ fn survey<T: Real, O: Objects<T> + ?Sized>(objects: &O) -> Survey {
                 if edge > 0.0 {
                     s.smallest_edge = s.smallest_edge.min(edge);
                 }
+                s.largest_edge = s.largest_edge.max(edge);
             }
             s
         })
         .reduce(|| Survey::EMPTY, Survey::merge)
 }
 
-/// The level exponent of a finite box with longest edge `edge`: the smallest `k >= 0` with
-/// `c0 * f^k >= edge * (1 + CELL_MARGIN)`.
-pub(crate) fn exponent_of(edge: f64, base_cell: f64, factor: f64) -> u32 {
-    let need = edge * (1.0 + CELL_MARGIN);
-    if need <= base_cell {
-        return 0;
-    }
-    let mut k = ((need / base_cell).ln() / factor.ln()).ceil().max(0.0) as i32;
-    while base_cell * factor.powi(k) < need {
+/// The level exponent of a finite object of size `size` on the ladder of cell edges
+/// `ladder[k] = c0 * f^k`: the smallest `k` with `ladder[k] >= size * (1 + CELL_MARGIN)`
+/// (`ladder.len()` when the ladder ends below it).
+#[inline]
+pub(crate) fn exponent_of(size: f64, ladder: &[f64]) -> u32 {
+    let need = size * (1.0 + CELL_MARGIN);
+    ladder.partition_point(|&cell| cell < need) as u32
+}
+
+/// The ladder of cell edges `c0 * f^k` up to the first that covers `largest * (1 + CELL_MARGIN)`.
+fn fill_ladder(ladder: &mut Vec<f64>, base_cell: f64, factor: f64, largest: f64) {
+    ladder.clear();
+    let need = largest * (1.0 + CELL_MARGIN);
+    let mut k = 0;
+    loop {
+        let cell = base_cell * factor.powi(k);
+        ladder.push(cell);
+        if cell >= need || !cell.is_finite() {
+            break;
+        }
         k += 1;
     }
-    while k > 0 && base_cell * factor.powi(k - 1) >= need {
-        k -= 1;
-    }
-    k as u32
 }
 
 impl<T: Real> BroadPhase<T> {
@@ -319,6 +330,8 @@ impl<T: Real> BroadPhase<T> {
             base_cell = 1.0;
         }
         self.base_cell = base_cell;
+        fill_ladder(&mut self.ladder, base_cell, factor, survey.largest_edge);
+        let ladder = &self.ladder;
 
         // Exponents per box, then the boxes grouped by exponent (stable: ascending indices).
         self.exponents.resize(n, 0);
@@ -334,7 +347,7 @@ impl<T: Real> BroadPhase<T> {
                     {
                         HUGE
                     } else {
-                        exponent_of(edge, base_cell, factor)
+                        exponent_of(edge, ladder)
                     };
                 }
             });
@@ -378,7 +391,7 @@ impl<T: Real> BroadPhase<T> {
             if s == e {
                 continue;
             }
-            let cell = base_cell * factor.powi(exponent as i32);
+            let cell = self.ladder[exponent as usize];
             if self.levels.len() == self.used {
                 self.levels.push(Level::new(exponent, placeholder_table()));
             }
@@ -390,6 +403,7 @@ impl<T: Real> BroadPhase<T> {
                 filters,
                 &self.members[s..e],
                 cell,
+                floor,
                 self.config.kernel,
             )?;
             self.used += 1;
@@ -444,16 +458,31 @@ fn fill_columns<T: Real, O: Objects<T> + ?Sized>(
         });
 }
 
-/// Builds one level over the boxes `members` (caller indices, ascending) with cells of edge `cell`.
+/// Builds one level over the boxes `members` (caller indices, ascending) with cells of edge at
+/// most `cell`.
 fn build_level<T: Real, O: Objects<T> + ?Sized>(
     level: &mut Level<T>,
     objects: &O,
     filters: Option<&[Filter]>,
     members: &[u32],
     cell: f64,
+    floor: f64,
     kernel: crate::geometry::Kernel,
 ) -> Result<(), Error> {
     let m = members.len();
+    // The level's cell shrinks to its largest member (never below the floor that bounds the
+    // span): every member still fits, and every box of a finer level is smaller than every
+    // box of this one, so the neighbourhood arguments hold with fewer candidates per cell.
+    let largest = members
+        .par_iter()
+        .map(|&i| objects.size(i as usize))
+        .reduce(|| 0.0, f64::max);
+    let fitted = largest * (1.0 + CELL_MARGIN);
+    let cell = if fitted > 0.0 && fitted < cell {
+        fitted.max(floor)
+    } else {
+        cell
+    };
     // The hashing input: the members' minimum corners.
     level.corners.set_len(m);
     {

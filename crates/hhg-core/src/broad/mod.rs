@@ -290,6 +290,8 @@ pub struct BroadPhase<T: Real> {
     len: usize,
     /// `c0`, the cell edge of exponent 0.
     base_cell: f64,
+    /// `c0 * f^k` for the exponents the last build could use.
+    ladder: Vec<f64>,
     /// The levels in use, finest first (`levels[..used]`; the rest keep their buffers).
     levels: Vec<Level<T>>,
     used: usize,
@@ -358,6 +360,7 @@ impl<T: Real> BroadPhase<T> {
             kind: Kind::Boxes,
             len: 0,
             base_cell: 1.0,
+            ladder: Vec::new(),
             levels: Vec::new(),
             used: 0,
             huge: Vec::new(),

@@ -2,6 +2,7 @@
 //! its bucket is rewritten where it is; a box that leaves them is taken out (its entry
 //! becomes NaN, which never overlaps) for the caller to hold elsewhere.
 
+use crate::geometry::CELL_MARGIN;
 use crate::real::Real;
 
 use super::build::exponent_of;
@@ -66,13 +67,10 @@ impl<T: Real> BroadPhase<T> {
                 if !finite {
                     return false;
                 }
-                let exponent = exponent_of(
-                    aabb.longest_edge(),
-                    self.base_cell,
-                    self.config.hierarchy_factor,
-                );
+                let size = aabb.longest_edge();
+                let exponent = exponent_of(size, &self.ladder);
                 let level = &mut self.levels[level as usize];
-                if exponent != level.exponent {
+                if exponent != level.exponent || size * (1.0 + CELL_MARGIN) > level.table.cell {
                     return false;
                 }
                 let table = &level.table;

@@ -132,6 +132,8 @@ pub struct Scene<T: Real> {
     static_broad: BroadPhase<T>,
     static_slots: Vec<u32>,
     dynamic_broad: BroadPhase<T>,
+    /// The side list's own hierarchy, rebuilt each detection, for its pairs among itself.
+    moved_broad: BroadPhase<T>,
     built: bool,
     /// Built index -> slot (`DEAD` once removed or moved out).
     built_slots: Vec<u32>,
@@ -175,6 +177,7 @@ impl<T: Real> Scene<T> {
             static_broad: BroadPhase::with_config(config)?,
             static_slots: Vec::new(),
             dynamic_broad: BroadPhase::with_config(config)?,
+            moved_broad: BroadPhase::with_config(config)?,
             built: false,
             built_slots: Vec::new(),
             locations: Vec::new(),
@@ -224,6 +227,7 @@ impl<T: Real> Scene<T> {
             + self.index_pairs.capacity() * 8
             + self.static_broad.heap_bytes()
             + self.dynamic_broad.heap_bytes()
+            + self.moved_broad.heap_bytes()
     }
 
     fn slot(&self, handle: Handle) -> Result<&Slot<T>, Error> {
@@ -468,14 +472,30 @@ impl<T: Real> Scene<T> {
         out.extend(self.index_pairs.iter().map(|&[a, b]| {
             self.ordered(self.built_slots[a as usize], self.built_slots[b as usize])
         }));
-        // The side list against built objects and against itself.
-        let moved = &self.moved;
-        let side: Vec<Vec<[Handle; 2]>> = moved
+        // The side list against itself (through its own small hierarchy)...
+        if !self.moved.is_empty() {
+            self.boxes.clear();
+            self.filters.clear();
+            for &slot in &self.moved {
+                self.boxes.push(self.slots[slot as usize].aabb);
+                self.filters.push(self.slots[slot as usize].filter);
+            }
+            self.moved_broad
+                .build_filtered(&self.boxes, &self.filters)?;
+            self.moved_broad.pairs(&mut self.index_pairs);
+            out.extend(
+                self.index_pairs
+                    .iter()
+                    .map(|&[a, b]| self.ordered(self.moved[a as usize], self.moved[b as usize])),
+            );
+        }
+        // ...and against the built objects.
+        let side: Vec<Vec<[Handle; 2]>> = self
+            .moved
             .par_chunks(QUERY_CHUNK)
-            .enumerate()
-            .map(|(chunk, slots)| {
+            .map(|slots| {
                 let mut found = Vec::new();
-                for (k, &slot) in slots.iter().enumerate() {
+                for &slot in slots {
                     let me = &self.slots[slot as usize];
                     self.dynamic_broad.for_each_overlap(&me.aabb, |b| {
                         let other = self.built_slots[b as usize];
@@ -483,12 +503,6 @@ impl<T: Real> Scene<T> {
                             found.push(self.ordered(slot, other));
                         }
                     });
-                    for &other in &moved[chunk * QUERY_CHUNK + k + 1..] {
-                        let them = &self.slots[other as usize];
-                        if me.aabb.overlaps(&them.aabb) && me.filter.accepts(them.filter) {
-                            found.push(self.ordered(slot, other));
-                        }
-                    }
                 }
                 found
             })
