@@ -4,6 +4,7 @@
 //! `benches/search.rs` uses the scene generators. Every engine's output is reduced to an
 //! unordered pair count and a checksum ([`pairs`]), so any disagreement between engines shows.
 
+pub mod broadphase;
 pub mod cli;
 pub mod engines;
 pub mod io;

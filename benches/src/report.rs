@@ -6,6 +6,8 @@
 use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::broadphase::report as broad_report;
+use crate::broadphase::runner::BroadRecord;
 use crate::runner::Record;
 
 /// The environment variable through which `cargo xtask bench` passes the build flags it used.
@@ -203,7 +205,7 @@ pub fn json_string(s: &str) -> String {
 }
 
 /// Seconds as a JSON number with nanosecond resolution, the resolution of the clock.
-fn json_seconds(s: f64) -> String {
+pub fn json_seconds(s: f64) -> String {
     if s.is_finite() {
         format!("{s:.9}")
     } else {
@@ -212,7 +214,7 @@ fn json_seconds(s: f64) -> String {
 }
 
 /// A JSON number, or `null` for values JSON cannot represent.
-fn json_f64(x: f64) -> String {
+pub fn json_f64(x: f64) -> String {
     if x.is_finite() {
         format!("{x:?}")
     } else {
@@ -263,8 +265,9 @@ fn json_record(record: &Record) -> String {
     )
 }
 
-/// The contents of `results.json`: the environment and every record.
-pub fn results_json(env: &Environment, records: &[Record]) -> String {
+/// The contents of `results.json`: the environment, every record of the particle suite under
+/// `results` and, when the broad-phase suite ran, its records under `broadphase`.
+pub fn results_json(env: &Environment, records: &[Record], broad: &[BroadRecord]) -> String {
     let mut out = String::from("{\n");
     let _ = writeln!(out, "  \"tool\": \"hhg-bench\",");
     let _ = writeln!(out, "  \"unix_time\": {},", env.unix_time);
@@ -285,12 +288,36 @@ pub fn results_json(env: &Environment, records: &[Record]) -> String {
         let comma = if i + 1 < records.len() { "," } else { "" };
         let _ = writeln!(out, "    {}{comma}", json_record(record));
     }
+    if broad.is_empty() {
+        out.push_str("  ]\n}\n");
+        return out;
+    }
+    out.push_str("  ],\n  \"broadphase\": [\n");
+    for (i, record) in broad.iter().enumerate() {
+        let comma = if i + 1 < broad.len() { "," } else { "" };
+        let _ = writeln!(out, "    {}{comma}", broad_report::json_record(record));
+    }
     out.push_str("  ]\n}\n");
     out
 }
 
-/// The Markdown report: how the numbers were made, then the table.
-pub fn markdown_report(env: &Environment, records: &[Record], problems: &[String]) -> String {
+/// What the broad-phase suite contributes to the Markdown report.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BroadSection<'a> {
+    /// The suite's records; none when it did not run.
+    pub records: &'a [BroadRecord],
+    /// Its disagreements, one line each.
+    pub problems: &'a [String],
+}
+
+/// The Markdown report: how the numbers were made, then the table of the particle suite (when
+/// it ran) and the section of the broad-phase suite (when it ran).
+pub fn markdown_report(
+    env: &Environment,
+    records: &[Record],
+    problems: &[String],
+    broad: BroadSection<'_>,
+) -> String {
     let mut out = String::from("# hhg benchmark report\n\n");
     let _ = writeln!(out, "- When: {}", utc_timestamp(env.unix_time));
     let _ = writeln!(
@@ -316,6 +343,23 @@ pub fn markdown_report(env: &Environment, records: &[Record], problems: &[String
     );
     let _ = writeln!(out, "- Scene seed: {:#x}", env.seed);
     out.push('\n');
+    if !records.is_empty() {
+        particle_section(&mut out, records, problems);
+    }
+    if !broad.records.is_empty() {
+        if !records.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&broad_report::markdown_section(
+            broad.records,
+            broad.problems,
+        ));
+    }
+    out
+}
+
+/// The particle suite's part of the Markdown report: the method, any disagreement, the table.
+fn particle_section(out: &mut String, records: &[Record], problems: &[String]) {
     out.push_str(
         "Each time is the best of several complete runs (structure build plus neighbour lists of \
          all points); hhg rebuilds the previous run's grid and lists in place, as a solver does \
@@ -345,7 +389,6 @@ pub fn markdown_report(env: &Environment, records: &[Record], problems: &[String
         out.push('\n');
     }
     out.push_str(&markdown_table(records));
-    out
 }
 
 #[cfg(test)]
@@ -404,9 +447,16 @@ mod tests {
             COLUMNS.len() + 1
         );
         let env = Environment::current(2, 1);
-        let json = results_json(&env, &records);
+        let json = results_json(&env, &records, &[]);
+        assert!(json.ends_with("  ]\n}\n") && !json.contains("broadphase"));
         assert!(json.contains("\"agree\":\"yes\"") && json.contains("\"order\":\"sorted\""));
-        let report = markdown_report(&env, &records, &["x differs".into()]);
+        let report = markdown_report(
+            &env,
+            &records,
+            &["x differs".into()],
+            BroadSection::default(),
+        );
+        assert!(!report.contains("Broad phase"));
         assert!(report.contains("- x differs") && report.contains("Worker threads: 2"));
     }
 

@@ -17,7 +17,8 @@ USAGE:
         RUSTFLAGS already set) into target/native and runs it with ARGS; the report records the
         flags (HHG_BENCH_RUSTFLAGS). With --portable, builds without target-cpu=native into
         target/portable instead. Results go to target/bench. The exit code is hhg-bench's.
-        `cargo xtask bench --help` lists hhg-bench's own options.
+        `cargo xtask bench --help` lists hhg-bench's own options; `--suite particles` or
+        `--suite broadphase` runs one of its two suites (default: both).
 
     cargo xtask help
         Prints this help.

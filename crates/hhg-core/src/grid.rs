@@ -302,16 +302,31 @@ pub(crate) fn forward_neighbourhood(
     let mx = (1u32 << table.shift[0]) - 1;
     let next = if bc[0] < mx { b + 1 } else { b - mx };
     ranges.push(starts[next as usize], starts[next as usize + 1]);
+    push_forward_rows(starts, &mut ranges, table, bc);
+    ranges
+}
+
+/// The 12 forward neighbours of bucket coordinates `bc` outside its own row: the rows
+/// `(dy, dz)` in `(+1, 0)`, `(-1..=1, +1)`, 3 buckets each, as position ranges.
+#[inline]
+pub(crate) fn forward_rows(starts: &[u32], table: &CellTable, bc: [u32; 3]) -> Ranges {
+    let mut ranges = Ranges::default();
+    push_forward_rows(starts, &mut ranges, table, bc);
+    ranges
+}
+
+/// Appends the 4 forward rows of bucket coordinates `bc`.
+#[inline(always)]
+fn push_forward_rows(starts: &[u32], ranges: &mut Ranges, table: &CellTable, bc: [u32; 3]) {
     for (dy, dz) in [(1, 0), (-1, 1), (0, 1), (1, 1)] {
         push_row(
             starts,
-            &mut ranges,
+            ranges,
             table,
             bc[0],
             row_base(table, bc[1], bc[2], dy, dz),
         );
     }
-    ranges
 }
 
 impl<T: Real> Grid<T> {

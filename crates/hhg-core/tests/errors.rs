@@ -457,6 +457,37 @@ fn every_error_displays_its_problem() {
             vec!["x has 1", "y has 2", "z has 3"],
         ),
         (
+            Error::InvalidBox {
+                index: 7,
+                axis: 0,
+                min: 2.0,
+                max: 1.0,
+            },
+            vec!["box 7", "along x", "min = 2", "max = 1"],
+        ),
+        (
+            Error::InvalidParticleRadius {
+                index: 5,
+                radius: -1.0,
+            },
+            vec!["particle 5", "radius -1"],
+        ),
+        (
+            Error::InvalidConfig {
+                name: "hierarchy_factor",
+                value: 1.0,
+                expected: "finite and >= 1.5",
+            },
+            vec!["hierarchy_factor = 1", ">= 1.5"],
+        ),
+        (
+            Error::StaleHandle {
+                slot: 3,
+                generation: 9,
+            },
+            vec!["slot 3", "generation 9", "live object"],
+        ),
+        (
             Error::UnknownPointSet { set: 4, sets: 2 },
             vec!["point set 4", "holds 2"],
         ),

@@ -27,7 +27,7 @@ use rayon::prelude::*;
 
 use crate::columns::PointColumns;
 use crate::geometry::{CellTable, Kernel};
-use crate::grid::{forward_neighbourhood, full_neighbourhood};
+use crate::grid::{forward_neighbourhood, forward_rows, full_neighbourhood};
 use crate::real::{LANES, Real};
 
 pub use crate::real::{boxes_overlap, sphere_pair_within};
@@ -512,29 +512,43 @@ impl<T: Real> BroadPhase<T> {
 
     /// Runs one detection task, reporting pairs (in either order) to `emit`.
     fn run_task(&self, task: Task, emit: &mut impl FnMut(u32, u32)) {
-        match task {
-            Task::Unit { level, unit } => self.unit_pairs(level, unit, emit),
-            Task::Huge { index } => self.huge_pairs(index, emit),
-            Task::Flat { start, end } => self.flat_pairs(start, end, emit),
-        }
+        with_test!(self.kind, self.config.kernel, |test| match task {
+            Task::Unit { level, unit } => self.unit_pairs(level, unit, test, emit),
+            Task::Huge { index } => self.huge_pairs(index, test, emit),
+            Task::Flat { start, end } => self.flat_pairs(start, end, test, emit),
+        })
     }
 
     /// The pairs of one work unit: each box against the later boxes of its bucket, the 13
     /// forward buckets, and the 27 buckets around its corner in every coarser level.
-    fn unit_pairs(&self, level_index: usize, unit: usize, emit: &mut impl FnMut(u32, u32)) {
+    fn unit_pairs(
+        &self,
+        level_index: usize,
+        unit: usize,
+        test: impl BlockTest<T>,
+        emit: &mut impl FnMut(u32, u32),
+    ) {
         let levels = self.active_levels();
         let level = &levels[level_index];
         let table = &level.table;
         let (lo_bucket, hi_bucket) = level.units[unit];
-        let kernel = self.config.kernel;
-        let kind = self.kind;
         let filtered = self.filtered;
         for b in lo_bucket..hi_bucket {
             let (start, end) = (level.starts[b as usize], level.starts[b as usize + 1]);
             if start == end {
                 continue;
             }
-            let forward = forward_neighbourhood(&level.starts, table, b, table.bucket_coords(b));
+            let bc = table.bucket_coords(b);
+            // The later objects of the bucket and those of bucket x + 1 are one contiguous
+            // range unless the row wraps there; the other 12 forward buckets are 4 rows.
+            let (own_end, forward) = if bc[0] < (1 << table.shift[0]) - 1 {
+                (
+                    level.starts[b as usize + 2],
+                    forward_rows(&level.starts, table, bc),
+                )
+            } else {
+                (end, forward_neighbourhood(&level.starts, table, b, bc))
+            };
             for p in start..end {
                 let (lo, hi) = level.box_at(p as usize);
                 let me = level.order[p as usize];
@@ -544,18 +558,11 @@ impl<T: Real> BroadPhase<T> {
                         emit(me, other.order[q]);
                     }
                 };
-                scan(
-                    level,
-                    kind,
-                    kernel,
-                    lo,
-                    hi,
-                    p as usize + 1,
-                    end as usize,
-                    |q| hit(level, q),
-                );
+                scan(level, test, lo, hi, p as usize + 1, own_end as usize, |q| {
+                    hit(level, q)
+                });
                 for &(s, e) in forward.as_slice() {
-                    scan(level, kind, kernel, lo, hi, s as usize, e as usize, |q| {
+                    scan(level, test, lo, hi, s as usize, e as usize, |q| {
                         hit(level, q)
                     });
                 }
@@ -568,7 +575,7 @@ impl<T: Real> BroadPhase<T> {
                     let around =
                         full_neighbourhood(&coarse.starts, ct, ct.bucket_coords(ct.bucket(cell)));
                     for &(s, e) in around.as_slice() {
-                        scan(coarse, kind, kernel, lo, hi, s as usize, e as usize, |q| {
+                        scan(coarse, test, lo, hi, s as usize, e as usize, |q| {
                             hit(coarse, q)
                         });
                     }
@@ -578,7 +585,7 @@ impl<T: Real> BroadPhase<T> {
     }
 
     /// The pairs of huge box `index`: against the later huge boxes and every box in a level.
-    fn huge_pairs(&self, index: usize, emit: &mut impl FnMut(u32, u32)) {
+    fn huge_pairs(&self, index: usize, test: impl BlockTest<T>, emit: &mut impl FnMut(u32, u32)) {
         let me = self.huge[index];
         let aabb = self.huge_boxes[index];
         let filter = self.huge_filters.get(index).copied().unwrap_or(Filter::ALL);
@@ -593,26 +600,22 @@ impl<T: Real> BroadPhase<T> {
             }
         }
         for level in self.active_levels() {
-            scan(
-                level,
-                self.kind,
-                self.config.kernel,
-                aabb.min,
-                aabb.max,
-                0,
-                level.len(),
-                |q| {
-                    if !self.filtered || filter.accepts(level.filter_at(q)) {
-                        emit(me, level.order[q]);
-                    }
-                },
-            );
+            scan(level, test, aabb.min, aabb.max, 0, level.len(), |q| {
+                if !self.filtered || filter.accepts(level.filter_at(q)) {
+                    emit(me, level.order[q]);
+                }
+            });
         }
     }
 
     /// The pairs of boxes `start..end` of an all-pairs build against every later box.
-    fn flat_pairs(&self, start: usize, end: usize, emit: &mut impl FnMut(u32, u32)) {
-        let kernel = self.config.kernel;
+    fn flat_pairs(
+        &self,
+        start: usize,
+        end: usize,
+        test: impl BlockTest<T>,
+        emit: &mut impl FnMut(u32, u32),
+    ) {
         for i in start..end {
             let lo = self.flat_min.point(i);
             let hi = self.flat_max.point(i);
@@ -620,8 +623,7 @@ impl<T: Real> BroadPhase<T> {
             scan_columns(
                 &self.flat_min,
                 &self.flat_max,
-                self.kind,
-                kernel,
+                test,
                 lo,
                 hi,
                 i + 1,
@@ -636,24 +638,84 @@ impl<T: Real> BroadPhase<T> {
     }
 }
 
-/// Calls `hit(q)` for every sorted position `q` in `start..end` of `level` whose box overlaps
-/// `lo..=hi` (or, for particles, is a neighbour of the particle at `lo` with radius `hi[0]`),
+/// The pair test of a scan, chosen once per task so that the block loop is monomorphized.
+pub(crate) trait BlockTest<T: Real>: Copy {
+    /// The hit mask of 8 candidates (their minimum and maximum columns) against the query
+    /// values `lo` and `hi`.
+    fn mask(self, lo: [T; 3], hi: [T; 3], min: [&[T; 8]; 3], max: [&[T; 8]; 3]) -> u32;
+}
+
+/// The box overlap test, SIMD or scalar.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BoxTest<const SIMD: bool>;
+
+impl<T: Real, const SIMD: bool> BlockTest<T> for BoxTest<SIMD> {
+    #[inline(always)]
+    fn mask(self, lo: [T; 3], hi: [T; 3], min: [&[T; 8]; 3], max: [&[T; 8]; 3]) -> u32 {
+        if SIMD {
+            T::overlap_mask(lo, hi, min, max)
+        } else {
+            T::overlap_mask_scalar(lo, hi, min, max)
+        }
+    }
+}
+
+/// The particle test (position in `lo`, radius in `hi[0]`), SIMD or scalar; `true` for the
+/// mean rule.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SphereTest<const SIMD: bool>(pub(crate) bool);
+
+impl<T: Real, const SIMD: bool> BlockTest<T> for SphereTest<SIMD> {
+    #[inline(always)]
+    fn mask(self, lo: [T; 3], hi: [T; 3], min: [&[T; 8]; 3], max: [&[T; 8]; 3]) -> u32 {
+        if SIMD {
+            T::sphere_mask(lo, hi[0], min, max[0], self.0)
+        } else {
+            T::sphere_mask_scalar(lo, hi[0], min, max[0], self.0)
+        }
+    }
+}
+
+/// Evaluates `$body` with `$test` bound to the [`BlockTest`] of `$kind` and `$kernel`.
+macro_rules! with_test {
+    ($kind:expr, $kernel:expr, |$test:ident| $body:expr) => {
+        match ($kind, $kernel) {
+            (Kind::Boxes, Kernel::Simd) => {
+                let $test = BoxTest::<true>;
+                $body
+            }
+            (Kind::Boxes, Kernel::Scalar) => {
+                let $test = BoxTest::<false>;
+                $body
+            }
+            (Kind::Spheres(rule), Kernel::Simd) => {
+                let $test = SphereTest::<true>(rule == RadiusRule::Mean);
+                $body
+            }
+            (Kind::Spheres(rule), Kernel::Scalar) => {
+                let $test = SphereTest::<false>(rule == RadiusRule::Mean);
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_test;
+
+/// Calls `hit(q)` for every sorted position `q` in `start..end` of `level` that passes `test`
+/// against `lo..=hi` (boxes: overlap; particles: the particle at `lo` with radius `hi[0]`),
 /// in ascending order, 8 candidates per kernel call.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // The scan's inputs are all distinct and all needed.
 pub(crate) fn scan<T: Real>(
     level: &Level<T>,
-    kind: Kind,
-    kernel: Kernel,
+    test: impl BlockTest<T>,
     lo: [T; 3],
     hi: [T; 3],
     start: usize,
     end: usize,
     hit: impl FnMut(usize),
 ) {
-    scan_columns(
-        &level.min, &level.max, kind, kernel, lo, hi, start, end, hit,
-    );
+    scan_columns(&level.min, &level.max, test, lo, hi, start, end, hit);
 }
 
 /// [`scan`] over explicit minimum and maximum columns.
@@ -662,8 +724,7 @@ pub(crate) fn scan<T: Real>(
 pub(crate) fn scan_columns<T: Real>(
     min: &PointColumns<T>,
     max: &PointColumns<T>,
-    kind: Kind,
-    kernel: Kernel,
+    test: impl BlockTest<T>,
     lo: [T; 3],
     hi: [T; 3],
     start: usize,
@@ -672,31 +733,21 @@ pub(crate) fn scan_columns<T: Real>(
 ) {
     let [min_x, min_y, min_z] = min.padded();
     let [max_x, max_y, max_z] = max.padded();
-    let block = |column: &[T], k: usize| -> [T; LANES] {
-        column[k..k + LANES]
-            .try_into()
-            .expect("columns are padded by LANES")
+    debug_assert!(
+        end <= min.len() && end <= max.len(),
+        "scan past the columns"
+    );
+    let block = |column: &[T], k: usize| -> &[T; LANES] {
+        debug_assert!(k + LANES <= column.len(), "block at {k} past the padding");
+        // SAFETY: `k < end <= len`, and padded columns hold `len` values plus at least
+        // `LANES` padding values, so `k..k + LANES` lies inside the column.
+        unsafe { &*column.as_ptr().add(k).cast::<[T; LANES]>() }
     };
     let mut k = start;
     while k < end {
-        let (a, b, c) = (block(min_x, k), block(min_y, k), block(min_z, k));
-        let d = block(max_x, k);
-        let mut mask = match kind {
-            Kind::Boxes => {
-                let (e, f) = (block(max_y, k), block(max_z, k));
-                match kernel {
-                    Kernel::Simd => T::overlap_mask(lo, hi, [&a, &b, &c], [&d, &e, &f]),
-                    Kernel::Scalar => T::overlap_mask_scalar(lo, hi, [&a, &b, &c], [&d, &e, &f]),
-                }
-            }
-            Kind::Spheres(rule) => {
-                let mean = rule == RadiusRule::Mean;
-                match kernel {
-                    Kernel::Simd => T::sphere_mask(lo, hi[0], [&a, &b, &c], &d, mean),
-                    Kernel::Scalar => T::sphere_mask_scalar(lo, hi[0], [&a, &b, &c], &d, mean),
-                }
-            }
-        };
+        let min = [block(min_x, k), block(min_y, k), block(min_z, k)];
+        let max = [block(max_x, k), block(max_y, k), block(max_z, k)];
+        let mut mask = test.mask(lo, hi, min, max);
         let remaining = end - k;
         if remaining < LANES {
             mask &= (1 << remaining) - 1;

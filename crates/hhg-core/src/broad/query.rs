@@ -6,7 +6,12 @@ use crate::geometry::CellTable;
 use crate::real::Real;
 
 use super::build::check_box;
-use super::{Aabb, BroadPhase, Kind, Level, scan, scan_columns};
+use crate::geometry::Kernel;
+
+use super::{
+    Aabb, BlockTest, BoxTest, BroadPhase, Kind, Level, RadiusRule, SphereTest, scan, scan_columns,
+    with_test,
+};
 
 /// Relative margin by which segment chunks are widened before they are mapped to cells.
 const SEGMENT_MARGIN: f64 = 1e-5;
@@ -100,13 +105,21 @@ impl<T: Real> BroadPhase<T> {
     /// Calls `hit(i)` for every box overlapping `query` (a valid box), in no particular
     /// order, without allocating.
     pub(crate) fn for_each_overlap(&self, query: &Aabb<T>, mut hit: impl FnMut(u32)) {
-        let kernel = self.config.kernel;
+        with_test!(Kind::Boxes, self.config.kernel, |test| self
+            .for_each_overlap_with(query, test, &mut hit));
+    }
+
+    fn for_each_overlap_with(
+        &self,
+        query: &Aabb<T>,
+        test: impl BlockTest<T>,
+        hit: &mut impl FnMut(u32),
+    ) {
         if self.flat {
             scan_columns(
                 &self.flat_min,
                 &self.flat_max,
-                Kind::Boxes,
-                kernel,
+                test,
                 query.min,
                 query.max,
                 0,
@@ -122,24 +135,16 @@ impl<T: Real> BroadPhase<T> {
             let cells = count.iter().map(|&c| c as usize).product::<usize>();
             if cells >= level.len() {
                 // A box much larger than the level's cells: scan its boxes instead.
-                scan(
-                    level,
-                    Kind::Boxes,
-                    kernel,
-                    query.min,
-                    query.max,
-                    0,
-                    level.len(),
-                    |q| hit(level.order[q]),
-                );
+                scan(level, test, query.min, query.max, 0, level.len(), |q| {
+                    hit(level.order[q])
+                });
                 continue;
             }
             for_each_bucket(&level.table, start, count, |b| {
                 let (s, e) = (level.starts[b as usize], level.starts[b as usize + 1]);
                 scan(
                     level,
-                    Kind::Boxes,
-                    kernel,
+                    test,
                     query.min,
                     query.max,
                     s as usize,

@@ -10,7 +10,12 @@ use crate::real::Real;
 use crate::sort::SortScratch;
 
 use super::build::Particles;
-use super::{BroadPhase, BroadPhaseConfig, Kind, LevelInfo, RadiusRule, scan, scan_columns};
+use crate::geometry::Kernel;
+
+use super::{
+    BlockTest, BoxTest, BroadPhase, BroadPhaseConfig, Kind, LevelInfo, RadiusRule, SphereTest,
+    scan, scan_columns, with_test,
+};
 
 /// Fixed-radius search generalised to one radius per particle: `i` and `j` are neighbours
 /// iff `|xi - xj| <= max(ri, rj)` ([`RadiusRule::Max`], the default) or
@@ -157,21 +162,27 @@ impl<T: Real> VariableRadiusSearch<T> {
         out.clear();
         let broad = &self.broad;
         let kind = Kind::Spheres(RadiusRule::Max);
-        let kernel = broad.config.kernel;
+        with_test!(kind, broad.config.kernel, |test| self
+            .query_point_with(p, test, out));
+        out.sort_unstable();
+        Ok(())
+    }
+
+    fn query_point_with(&self, p: [T; 3], test: impl BlockTest<T>, out: &mut Vec<u32>) {
+        let broad = &self.broad;
         let zero = [T::default(); 3];
         if broad.flat {
             scan_columns(
                 &broad.flat_min,
                 &broad.flat_max,
-                kind,
-                kernel,
+                test,
                 p,
                 zero,
                 0,
                 broad.len,
                 |i| out.push(i as u32),
             );
-            return Ok(());
+            return;
         }
         for level in broad.active_levels() {
             let table = &level.table;
@@ -185,17 +196,16 @@ impl<T: Real> VariableRadiusSearch<T> {
                 table.bucket_coords(table.bucket(cell)),
             );
             for &(s, e) in around.as_slice() {
-                scan(level, kind, kernel, p, zero, s as usize, e as usize, |q| {
+                scan(level, test, p, zero, s as usize, e as usize, |q| {
                     out.push(level.order[q])
                 });
             }
         }
+        let kind = Kind::Spheres(RadiusRule::Max);
         for (k, particle) in broad.huge_boxes.iter().enumerate() {
             if kind.test((p, zero), (particle.min, particle.max)) {
                 out.push(broad.huge[k]);
             }
         }
-        out.sort_unstable();
-        Ok(())
     }
 }
