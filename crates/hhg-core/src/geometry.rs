@@ -203,15 +203,23 @@ impl CellTable {
         radius: f64,
         points: Points<'_, impl Real>,
     ) -> Result<Self, Error> {
-        Self::with_cell(bounds, n, radius * (1.0 + CELL_MARGIN), points)
+        Self::with_cell(
+            bounds,
+            n,
+            radius * (1.0 + CELL_MARGIN),
+            MIN_DENSE_BUCKETS,
+            points,
+        )
     }
 
     /// Chooses the table for `n` points in `bounds` with cells of edge `cell` (a level of the
-    /// hierarchy, whose cell size is fixed by the level rather than by one radius).
+    /// hierarchy, whose cell size is fixed by the level rather than by one radius); a table
+    /// of at most `min_dense` buckets is dense whatever `n`.
     pub fn with_cell(
         bounds: &Bounds,
         n: usize,
         cell: f64,
+        min_dense: usize,
         points: Points<'_, impl Real>,
     ) -> Result<Self, Error> {
         let inv_cell = 1.0 / cell;
@@ -238,7 +246,7 @@ impl CellTable {
                 .trailing_zeros()
                 .max(MIN_SHIFT);
         }
-        let dense_limit = (n * DENSE_BUCKETS_PER_POINT).max(MIN_DENSE_BUCKETS);
+        let dense_limit = (n * DENSE_BUCKETS_PER_POINT).max(min_dense);
         let total: u32 = shift.iter().sum();
         let dense = total < usize::BITS - 1 && (1usize << total) <= dense_limit && total <= 31;
         if !dense {

@@ -117,6 +117,10 @@ const HUGE: u32 = u32::MAX;
 /// zero-sized boxes in a large scene never exceed the grid's integer range.
 const BASE_SPAN_BITS: i32 = 26;
 
+/// A level's table is dense whenever it needs at most this many buckets (or 4 per object):
+/// small levels stay small, unlike the particle grid's 4096-bucket minimum.
+const LEVEL_MIN_DENSE: usize = 64;
+
 /// What one pass over the boxes learns: the first invalid box, the bounding box of the
 /// finite boxes, and their smallest positive longest edge.
 #[derive(Clone, Debug)]
@@ -502,22 +506,24 @@ fn build_level<T: Real, O: Objects<T> + ?Sized>(
     }
     let corners = Points::Soa(level.corners.x(), level.corners.y(), level.corners.z());
     let corner_bounds = bounds(corners)?.expect("a level has at least one box");
-    let table = CellTable::with_cell(&corner_bounds, m, cell, corners).map_err(|e| match e {
-        Error::CoordinateOutOfRange {
-            index,
-            axis,
-            value,
-            cells,
-            limit,
-        } => Error::CoordinateOutOfRange {
-            index: members[index] as usize,
-            axis,
-            value,
-            cells,
-            limit,
+    let table = CellTable::with_cell(&corner_bounds, m, cell, LEVEL_MIN_DENSE, corners).map_err(
+        |e| match e {
+            Error::CoordinateOutOfRange {
+                index,
+                axis,
+                value,
+                cells,
+                limit,
+            } => Error::CoordinateOutOfRange {
+                index: members[index] as usize,
+                axis,
+                value,
+                cells,
+                limit,
+            },
+            other => other,
         },
-        other => other,
-    })?;
+    )?;
     table.keys(corners, kernel, &mut level.keys);
     counting_sort(
         &level.keys,

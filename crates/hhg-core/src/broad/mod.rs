@@ -162,9 +162,11 @@ impl Default for BroadPhaseConfig {
     }
 }
 
-/// The default of [`BroadPhaseConfig::all_pairs_below`], measured with the criterion bench
-/// `broadphase`: below ~64 boxes one all-pairs sweep beats building levels.
-pub const ALL_PAIRS_BELOW: usize = 64;
+/// The default of [`BroadPhaseConfig::all_pairs_below`], measured (build + pairs, thesis-like
+/// boxes, inside a rayon pool of 1 and 2 threads): all-pairs takes 20 us at 256 boxes against
+/// 35-42 us for the grid, the two meet at ~512 (54-59 us vs 61-68 us), and at 1024 the grid
+/// wins by 1.5-1.9x. See docs/performance.md.
+pub const ALL_PAIRS_BELOW: usize = 512;
 
 /// Boxes per work unit of the detection step.
 const UNIT_BOXES: usize = 1024;

@@ -68,9 +68,10 @@ pub struct UpdateReport {
 }
 
 /// Under [`UpdateStrategy::Auto`], a step with more than this fraction of the dynamic
-/// objects changed rebuilds without trying to patch (measured with the criterion bench
-/// `broadphase`: when most objects move, patching first only adds its own cost).
-const AUTO_REBUILD_CHANGED: f64 = 0.35;
+/// objects changed rebuilds without trying to patch. Measured on thesis-like boxes moving up
+/// to 20% of their size (docs/performance.md): patching wins below ~10% changed objects at 1M
+/// and below ~30% at 100k, rebuilding above.
+const AUTO_REBUILD_CHANGED: f64 = 0.15;
 
 /// Under [`UpdateStrategy::Auto`], the side list is merged by a rebuild once it holds more
 /// than this fraction of the dynamic objects (each side-list object costs a query per step).
@@ -359,6 +360,10 @@ impl<T: Real> Scene<T> {
             report.statics_rebuilt = true;
         }
         let changed = self.dirty.len();
+        if self.built && changed == 0 {
+            report.moved = self.moved.len();
+            return Ok(report);
+        }
         let rebuild_now = !self.built
             || match self.strategy {
                 UpdateStrategy::Rebuild => true,
