@@ -85,7 +85,7 @@ impl<T: Real> PointColumns<T> {
 
     /// The three columns including their padding lanes.
     #[inline]
-    pub(crate) fn padded(&self) -> [&[T]; 3] {
+    pub fn padded(&self) -> [&[T]; 3] {
         [&self.x, &self.y, &self.z]
     }
 

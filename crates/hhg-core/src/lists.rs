@@ -116,6 +116,16 @@ impl<T: Real> NeighborLists<T> {
         self.indices.len()
     }
 
+    /// Replaces the lists by those of `n` points with the unique pairs `pairs` (each
+    /// `[i, j]` with `i != j`, both `< n`, no pair twice): both directions, each list
+    /// ascending, no distances. For schemes that find pairs and need CSR lists.
+    pub fn assign_from_pairs(&mut self, n: usize, pairs: &[[u32; 2]]) {
+        let mut keys = Vec::new();
+        let mut order = Vec::new();
+        let mut scratch = crate::sort::SortScratch::default();
+        self.assign_pairs(n, pairs, &mut keys, &mut order, &mut scratch);
+    }
+
     /// Replaces the lists by those of `n` objects with the unique pairs `pairs`: both
     /// directions, each list ascending, no distances. A parallel counting sort of the
     /// directed pairs by their first object, then a sort of each list.

@@ -110,6 +110,30 @@ impl<T: Real> Grid<T> {
         });
     }
 
+    /// How many candidate pairs the unique-pairs search tests: per bucket of `m` points,
+    /// `m (m - 1) / 2` inside it plus `m` times the points of its 13 forward neighbours.
+    pub(crate) fn pair_candidates(&self) -> u64 {
+        let Some(table) = self.table.as_ref() else {
+            return 0;
+        };
+        self.units
+            .par_iter()
+            .map(|&(lo, hi)| {
+                let mut count = 0u64;
+                for b in lo..hi {
+                    let (start, end) = self.bucket_range(b);
+                    let m = u64::from(end - start);
+                    if m == 0 {
+                        continue;
+                    }
+                    let forward = self.forward_neighbourhood(table, b, table.bucket_coords(b));
+                    count += m * (m - 1) / 2 + m * forward.candidates() as u64;
+                }
+                count
+            })
+            .sum()
+    }
+
     /// Every unique pair within the radius, into `out` (reusing its buffers).
     pub fn pairs(&self, out: &mut PairList<T>) {
         self.pairs_impl(out, false);

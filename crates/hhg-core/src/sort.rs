@@ -13,7 +13,7 @@ const CURSOR_BLOCK: usize = 1 << 14;
 
 /// Reusable buffers of the counting sort.
 #[derive(Debug, Default)]
-pub(crate) struct SortScratch {
+pub struct SortScratch {
     /// One histogram row per part; after the scan, each part's write cursors.
     cursors: Vec<u32>,
     /// Block totals of the prefix sum.
@@ -33,7 +33,7 @@ impl SortScratch {
 /// The input is cut into one part per thread; each part counts its keys, a prefix sum
 /// over (bucket, part) gives every part its write cursors, and the parts scatter in
 /// parallel. A stable sort has one result, so the output does not depend on the thread count.
-pub(crate) fn counting_sort(
+pub fn counting_sort(
     keys: &[u32],
     buckets: usize,
     starts: &mut Vec<u32>,

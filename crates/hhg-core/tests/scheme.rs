@@ -1,0 +1,66 @@
+//! The scheme interface of hhg-core (`CoreScheme`) against the oracle, and its statistics.
+
+#[macro_use]
+mod common;
+
+use common::{SplitMix64, TestReal, check_pairs, oracle_pairs, oracle_self, to_real, uniform_cube};
+use hhg_core::{CoreScheme, FixedRadiusScheme, NeighborLists, SchemeStats};
+
+fn core_scheme_matches_the_oracle<T: TestReal>() {
+    let mut rng = SplitMix64::new(31);
+    let points: Vec<[T; 3]> = to_real(&uniform_cube(&mut rng, 3000, [-2.0, 1.0, 0.5], 1.0, 40.0));
+    let radius = T::from_f64(1.0);
+    let mut scheme: Box<dyn FixedRadiusScheme<T>> = Box::new(CoreScheme::new(radius).unwrap());
+    scheme.build(&points).unwrap();
+    assert_eq!(scheme.name(), "core");
+    assert_eq!(scheme.len(), points.len());
+    let expected = oracle_pairs(&points, radius);
+    let mut pairs = Vec::new();
+    scheme.pairs(&mut pairs);
+    check_pairs("core scheme pairs", &pairs, &expected);
+    let mut visited = Vec::new();
+    scheme.for_each_pair(&mut |i, j| visited.push([i, j]));
+    check_pairs("core scheme visitor", &visited, &expected);
+    let mut lists = NeighborLists::default();
+    scheme.neighbor_lists(&mut lists);
+    let lists_expected = oracle_self(&points, radius);
+    for (i, want) in lists_expected.iter().enumerate() {
+        assert_eq!(lists.neighbors(i), &want[..], "list {i}");
+    }
+    let mut got = Vec::new();
+    for q in 0..50 {
+        let p: [T; 3] = std::array::from_fn(|a| T::from_f64(rng.range(-4.0, 8.0 + a as f64)));
+        scheme.query_point(p, &mut got).unwrap();
+        let want: Vec<u32> = (0..points.len() as u32)
+            .filter(|&j| T::distance_squared(p, points[j as usize]) <= radius * radius)
+            .collect();
+        assert_eq!(got, want, "query {q}");
+    }
+    let stats = scheme.stats();
+    assert!(
+        stats.occupied > 0 && stats.occupied <= stats.buckets,
+        "{stats:?}"
+    );
+    assert!((stats.mean_load * stats.occupied as f64 - points.len() as f64).abs() < 1e-6);
+    assert!(stats.max_load as f64 >= stats.mean_load);
+    assert!(stats.pair_candidates >= pairs.len() as u64, "{stats:?}");
+    // Every unique pair of the same or adjacent cells is a candidate once: far more
+    // candidates than pairs, far fewer than all pairs.
+    let n = points.len() as u64;
+    assert!(stats.pair_candidates < n * (n - 1) / 2 / 10, "{stats:?}");
+}
+
+#[test]
+fn load_statistics() {
+    let stats = SchemeStats::from_starts(&[0, 2, 2, 5, 105]);
+    assert_eq!(stats.buckets, 4);
+    assert_eq!(stats.occupied, 3);
+    assert_eq!(stats.max_load, 100);
+    assert!((stats.mean_load - 35.0).abs() < 1e-12);
+    let variance =
+        ((2.0f64 - 35.0).powi(2) + (3.0f64 - 35.0).powi(2) + (100.0f64 - 35.0).powi(2)) / 3.0;
+    assert!((stats.load_variance - variance).abs() < 1e-9);
+    assert_eq!(stats.overloaded, 1);
+}
+
+for_both_precisions!(core_scheme_matches_the_oracle);
