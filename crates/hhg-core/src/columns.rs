@@ -131,6 +131,27 @@ impl<T: Real> PointColumns<T> {
         Ok(())
     }
 
+    /// Gathers `points[order[k]]` into position `k` of the columns (in parallel): the
+    /// sorted columns of a counting sort's `order`. Indices must be `< points.len()`.
+    pub fn gather_from(&mut self, points: &[[T; 3]], order: &[u32]) -> Result<(), Error> {
+        check_count(order.len())?;
+        self.set_len(order.len());
+        let [x, y, z] = self.columns_mut();
+        x.par_chunks_mut(COPY_CHUNK)
+            .zip(y.par_chunks_mut(COPY_CHUNK))
+            .zip(z.par_chunks_mut(COPY_CHUNK))
+            .zip(order.par_chunks(COPY_CHUNK))
+            .for_each(|(((x, y), z), order)| {
+                for (k, &i) in order.iter().enumerate() {
+                    let p = points[i as usize];
+                    x[k] = p[0];
+                    y[k] = p[1];
+                    z[k] = p[2];
+                }
+            });
+        Ok(())
+    }
+
     /// Copies separate coordinate slices into the columns.
     pub fn assign_soa(&mut self, x: &[T], y: &[T], z: &[T]) -> Result<(), Error> {
         if x.len() != y.len() || x.len() != z.len() {
@@ -150,8 +171,8 @@ impl<T: Real> PointColumns<T> {
     }
 }
 
-/// Refuses point counts the `u32` index type cannot number.
-pub(crate) fn check_count(count: usize) -> Result<(), Error> {
+/// Refuses point counts the `u32` index type cannot number ([`Error::TooManyPoints`]).
+pub fn check_count(count: usize) -> Result<(), Error> {
     if count > MAX_POINTS {
         return Err(Error::TooManyPoints {
             count,

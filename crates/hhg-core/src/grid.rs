@@ -82,7 +82,7 @@ pub struct Grid<T: Real> {
 /// in the input precision: with `r * r` infinite, zero or subnormal the predicate
 /// `d2 <= r * r` no longer measures distance (an overflowing or underflowing `d2` passes or
 /// fails regardless of the true distance), so no cell size can honour it.
-pub(crate) fn check_radius<T: Real>(radius: T) -> Result<(), Error> {
+pub fn check_radius<T: Real>(radius: T) -> Result<(), Error> {
     let r = radius.to_f64();
     if !(r.is_finite() && r > 0.0 && (radius * radius).is_normal()) {
         return Err(Error::InvalidRadius { radius: r });

@@ -40,10 +40,10 @@ mod search;
 mod smallsort;
 mod sort;
 
-pub use columns::{Column, MAX_POINTS, PointColumns};
+pub use columns::{Column, MAX_POINTS, PointColumns, check_count};
 pub use error::Error;
 pub use geometry::{Bounds, CELL_MARGIN, CellTable, Kernel, MAX_SPAN_CELLS, Points, bounds};
-pub use grid::Grid;
+pub use grid::{Grid, check_radius};
 pub use lists::NeighborLists;
 pub use pairs::PairList;
 pub use real::{LANES, Real};
