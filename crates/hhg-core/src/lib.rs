@@ -33,6 +33,7 @@ mod kernel;
 mod lists;
 mod pairs;
 mod parallel;
+pub mod periodic;
 mod real;
 pub mod reorder;
 mod scheme;

@@ -1,0 +1,195 @@
+//! Periodic boundaries against a brute-force minimum-image oracle: pairs and their shifts,
+//! boxes that are not a multiple of the cell, mixed periodic and open axes, points outside
+//! the box, thread counts.
+
+#[macro_use]
+mod common;
+
+use common::{SplitMix64, THREAD_COUNTS, TestReal, in_pool};
+use hhg_core::periodic::{PeriodicBox, PeriodicPair, PeriodicSearch};
+use hhg_core::{Error, NeighborLists};
+
+/// Every minimum-image pair by brute force, on the wrapped points, with the shift for the
+/// caller's positions; sorted.
+fn oracle<T: TestReal>(points: &[[T; 3]], radius: T, domain: &PeriodicBox<T>) -> Vec<PeriodicPair> {
+    let wrapped: Vec<([T; 3], [i32; 3])> = points.iter().map(|&p| domain.wrap(p)).collect();
+    let range = |a: usize| if domain.periodic[a] { -1..=1 } else { 0..=0 };
+    let mut pairs = Vec::new();
+    for i in 0..points.len() {
+        for j in i + 1..points.len() {
+            let mut found = Vec::new();
+            for sx in range(0) {
+                for sy in range(1) {
+                    for sz in range(2) {
+                        let s = [sx, sy, sz];
+                        let image = domain.shifted(wrapped[j].0, s);
+                        if T::distance_squared(wrapped[i].0, image) <= radius * radius {
+                            found.push(s);
+                        }
+                    }
+                }
+            }
+            assert!(found.len() <= 1, "pair ({i}, {j}) within r in two images");
+            if let Some(s) = found.first() {
+                let shift = std::array::from_fn(|a| s[a] + wrapped[j].1[a] - wrapped[i].1[a]);
+                pairs.push(PeriodicPair {
+                    i: i as u32,
+                    j: j as u32,
+                    shift,
+                });
+            }
+        }
+    }
+    pairs.sort_unstable();
+    pairs
+}
+
+fn check<T: TestReal>(name: &str, points: &[[T; 3]], radius: T, domain: PeriodicBox<T>) {
+    let expected = oracle(points, radius, &domain);
+    assert!(
+        expected.iter().any(|p| p.shift != [0; 3]),
+        "{name}: the scene must have pairs across the boundary"
+    );
+    let mut reference = None;
+    for threads in THREAD_COUNTS {
+        let what = format!("{name} ({}, {threads} threads)", T::NAME);
+        let (pairs, lists) = in_pool(threads, || {
+            let mut search = PeriodicSearch::new(radius, domain).unwrap();
+            search.build(points).unwrap();
+            let mut pairs = Vec::new();
+            search.pairs(&mut pairs);
+            let mut lists = NeighborLists::default();
+            search.neighbor_lists(&mut lists);
+            (pairs, lists)
+        });
+        let mut sorted = pairs.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, expected, "{what}: pairs");
+        for i in 0..points.len() {
+            let want: Vec<u32> = expected
+                .iter()
+                .filter_map(|p| {
+                    if p.i as usize == i {
+                        Some(p.j)
+                    } else if p.j as usize == i {
+                        Some(p.i)
+                    } else {
+                        None
+                    }
+                })
+                .collect::<std::collections::BTreeSet<u32>>()
+                .into_iter()
+                .collect();
+            assert_eq!(lists.neighbors(i), want, "{what}: list {i}");
+        }
+        // The shift makes the caller's own positions give the minimum-image vector.
+        for p in &pairs {
+            let image = domain.shifted(points[p.j as usize], p.shift);
+            let d2 = T::distance_squared(points[p.i as usize], image).to_f64();
+            let r2 = radius.to_f64() * radius.to_f64();
+            assert!(d2 <= r2 * (1.0 + 1e-3), "{what}: {p:?} at d2 {d2}");
+        }
+        match &reference {
+            None => reference = Some(pairs),
+            Some(r) => assert_eq!(&pairs, r, "{what}: order differs across thread counts"),
+        }
+    }
+}
+
+fn random_in<T: TestReal>(
+    rng: &mut SplitMix64,
+    n: usize,
+    lo: [f64; 3],
+    hi: [f64; 3],
+) -> Vec<[T; 3]> {
+    (0..n)
+        .map(|_| std::array::from_fn(|a| T::from_f64(rng.range(lo[a], hi[a]))))
+        .collect()
+}
+
+fn fully_periodic<T: TestReal>() {
+    let mut rng = SplitMix64::new(1);
+    // 7.3 is not a multiple of the cell (1.00001); points partly outside the box.
+    let domain = PeriodicBox::cubic([T::from_f64(-2.0); 3], [T::from_f64(7.3); 3]);
+    let points = random_in::<T>(&mut rng, 1500, [-3.0; 3], [6.5; 3]);
+    check("fully periodic", &points, T::from_f64(1.0), domain);
+}
+
+fn mixed_axes<T: TestReal>() {
+    let mut rng = SplitMix64::new(2);
+    // A channel: periodic in x and y, walls in z; uneven lengths.
+    let domain = PeriodicBox {
+        origin: [T::from_f64(0.0), T::from_f64(10.0), T::from_f64(0.0)],
+        lengths: [T::from_f64(5.55), T::from_f64(3.1), T::from_f64(1.0)],
+        periodic: [true, true, false],
+    };
+    let points = random_in::<T>(&mut rng, 1200, [0.0, 10.0, 0.0], [5.55, 13.1, 4.0]);
+    check("channel", &points, T::from_f64(0.7), domain);
+}
+
+fn lattice_on_faces<T: TestReal>() {
+    // A lattice whose spacing divides the box: points exactly on the lower faces, pairs at
+    // exactly r across every face and corner.
+    let l = 6.0;
+    let mut points = Vec::new();
+    for x in 0..6 {
+        for y in 0..6 {
+            for z in 0..6 {
+                points.push([x as f64, y as f64, z as f64].map(T::from_f64));
+            }
+        }
+    }
+    let domain = PeriodicBox::cubic([T::from_f64(0.0); 3], [T::from_f64(l); 3]);
+    check("lattice on faces", &points, T::from_f64(1.0), domain);
+    check(
+        "lattice, diagonals",
+        &points,
+        T::from_f64(2f64.sqrt() * 1.0001),
+        domain,
+    );
+}
+
+fn narrow_box<T: TestReal>() {
+    // A box barely wider than twice the radius: points near both faces at once.
+    let mut rng = SplitMix64::new(3);
+    let domain = PeriodicBox::cubic([T::from_f64(0.0); 3], [T::from_f64(2.05); 3]);
+    let points = random_in::<T>(&mut rng, 400, [0.0; 3], [2.05; 3]);
+    check("narrow box", &points, T::from_f64(1.0), domain);
+}
+
+fn bad_input<T: TestReal>() {
+    let r = T::from_f64(1.0);
+    let small = PeriodicBox::cubic([T::from_f64(0.0); 3], [T::from_f64(2.0); 3]);
+    assert!(matches!(
+        PeriodicSearch::new(r, small),
+        Err(Error::InvalidConfig { .. })
+    ));
+    let infinite = PeriodicBox::cubic([T::from_f64(0.0); 3], [T::from_f64(f64::INFINITY); 3]);
+    assert!(PeriodicSearch::new(r, infinite).is_err());
+    let ok = PeriodicBox::cubic([T::from_f64(0.0); 3], [T::from_f64(5.0); 3]);
+    assert!(matches!(
+        PeriodicSearch::new(T::from_f64(-1.0), ok),
+        Err(Error::InvalidRadius { .. })
+    ));
+    let mut search = PeriodicSearch::new(r, ok).unwrap();
+    let nan = [
+        [T::from_f64(0.0); 3],
+        [T::from_f64(f64::NAN), T::from_f64(0.0), T::from_f64(0.0)],
+    ];
+    assert!(matches!(
+        search.build(&nan),
+        Err(Error::NonFiniteCoordinate {
+            index: 1,
+            axis: 0,
+            ..
+        })
+    ));
+}
+
+for_both_precisions!(
+    fully_periodic,
+    mixed_axes,
+    lattice_on_faces,
+    narrow_box,
+    bad_input
+);
