@@ -41,6 +41,14 @@ pub fn counting_sort(
     scratch: &mut SortScratch,
 ) {
     let n = keys.len();
+    if buckets == 0 {
+        // No bucket can hold a key, so there is none: empty starts and order.
+        assert!(n == 0, "counting_sort: {n} keys but no bucket");
+        starts.clear();
+        starts.push(0);
+        order.clear();
+        return;
+    }
     let parts = rayon::current_num_threads()
         .min(n.div_ceil(MIN_PART))
         .max(1);

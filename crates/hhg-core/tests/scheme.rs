@@ -64,3 +64,16 @@ fn load_statistics() {
 }
 
 for_both_precisions!(core_scheme_matches_the_oracle);
+
+#[test]
+fn lists_from_no_pairs() {
+    let mut lists = NeighborLists::<f32>::default();
+    lists.assign_from_pairs(0, &[]);
+    assert_eq!(lists.len(), 0);
+    lists.assign_from_pairs(3, &[]);
+    assert_eq!(lists.len(), 3);
+    assert!(lists.neighbors(2).is_empty());
+    lists.assign_from_pairs(3, &[[0, 2]]);
+    assert_eq!(lists.neighbors(0), &[2]);
+    assert_eq!(lists.neighbors(2), &[0]);
+}

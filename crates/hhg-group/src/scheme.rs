@@ -1,0 +1,721 @@
+//! The group scheme's state and its build: validate, key points by cell 8 lanes at a time,
+//! counting-sort them, find the distinct cells, map each cell to one of its candidate
+//! buckets by Jung and Choi's greedy rule, and lay the points out by (bucket, cell).
+//!
+//! # Build
+//!
+//! 1. **Validate and bound** with hhg-core (`bounds`, `CellTable::choose`), so the errors
+//!    are hhg-core's: NaN/inf coordinates, too many points, a span of cells beyond the
+//!    integer range. The table fixes the cell geometry (origin, edge `r * (1 + 1e-5)`).
+//! 2. **Slot keys.** `CellTable::keys` computes each point's geometric bucket (its *slot*)
+//!    8 lanes at a time, and `hhg_core::counting_sort` orders the points by slot (stable).
+//!    On a dense table a slot is one cell; on a hashed table a slot may hold several cells,
+//!    whose points are then sorted by (cell, index) inside the slot.
+//! 3. **Distinct cells.** Chunks of slots, cut by point counts, list their cells in parallel;
+//!    the lists are concatenated in slot order. The cells are thus visited in ascending
+//!    (slot, cell coordinates) order, which on a dense table is ascending cell index: a
+//!    fixed order that does not depend on the thread count.
+//! 4. **Candidates** of every distinct cell, in parallel ([`crate::GroupHasher`]).
+//! 5. **Greedy mapping** (Jung and Choi, Algorithm 1), sequential over the distinct cells
+//!    only: each cell joins the least loaded of its candidates (the first on ties), and the
+//!    bucket's load grows by the cell's points. Because every distinct cell is visited once,
+//!    the algorithm's "the cell is already mapped to a candidate" case never arises inside a
+//!    build; each build maps afresh. The pass touches `cells * g` loads, a small share of
+//!    the build (see [`BuildProfile`]).
+//! 6. **Layout.** `counting_sort` orders the cells by bucket (stable, so by greedy order
+//!    inside a bucket); each cell's points are copied, in parallel, to their place in that
+//!    order, and `PointColumns::gather_from` gathers the sorted SoA columns. The directory
+//!    then holds, per bucket, its cells (coordinates and point range), and the walking
+//!    order of the searches (the cells in greedy order) is cut into work units.
+
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use hhg_core::{
+    CellTable, Error, Kernel, NeighborLists, PointColumns, Points, Real, SchemeStats, SortScratch,
+    bounds, check_count, check_radius, counting_sort,
+};
+use rayon::prelude::*;
+
+use crate::hash::{GroupHasher, MAX_CANDIDATES, check_candidates};
+
+/// Points per chunk when listing cells or copying them into place: large enough that a task
+/// costs nothing next to its work, small enough to balance two to sixteen threads.
+pub(crate) const CHUNK_POINTS: usize = 1 << 14;
+
+/// Points per work unit of a search: units end at cell borders.
+pub(crate) const UNIT_POINTS: usize = 2048;
+
+/// Distinct cells per task when computing candidate buckets.
+const CANDIDATE_CHUNK: usize = 1 << 12;
+
+/// The largest bucket count a build uses, whatever the fraction.
+pub const MAX_BUCKETS: usize = 1 << 31;
+
+/// The settings of a [`GroupScheme`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GroupConfig {
+    /// Candidate buckets per cell, `g` (1 to 4; Jung and Choi use 3 and 4). One candidate
+    /// is plain hashing without load balancing.
+    pub candidates: usize,
+    /// Buckets per point: the table has `ceil(bucket_fraction * n)` buckets (at least one,
+    /// at most [`MAX_BUCKETS`]); finite, `> 0` and `<= 16`. Jung and Choi found about 0.2
+    /// best.
+    pub bucket_fraction: f64,
+    /// The SIMD (default) or scalar reference kernels for cell keys, candidate buckets and
+    /// distance masks; both give identical results.
+    pub kernel: Kernel,
+}
+
+impl Default for GroupConfig {
+    fn default() -> Self {
+        Self {
+            candidates: 3,
+            bucket_fraction: 0.2,
+            kernel: Kernel::Simd,
+        }
+    }
+}
+
+impl GroupConfig {
+    /// Refuses settings outside their ranges with [`Error::InvalidConfig`].
+    pub fn validate(&self) -> Result<(), Error> {
+        check_candidates(self.candidates)?;
+        let f = self.bucket_fraction;
+        if !(f.is_finite() && f > 0.0 && f <= 16.0) {
+            return Err(Error::InvalidConfig {
+                name: "bucket_fraction",
+                value: f,
+                expected: "a finite number > 0 and <= 16",
+            });
+        }
+        Ok(())
+    }
+
+    /// The bucket count for `n` points.
+    pub fn buckets_for(&self, n: usize) -> u32 {
+        ((self.bucket_fraction * n as f64).ceil() as usize).clamp(1, MAX_BUCKETS) as u32
+    }
+}
+
+/// Wall-clock time of each phase of the last build.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BuildProfile {
+    /// Validation, bounding box and cell geometry.
+    pub validate: Duration,
+    /// Slot keys (8 lanes at a time) and the counting sort by slot.
+    pub sort: Duration,
+    /// Listing the distinct cells.
+    pub cells: Duration,
+    /// Candidate buckets of every distinct cell.
+    pub candidates: Duration,
+    /// The sequential greedy mapping over the distinct cells.
+    pub greedy: Duration,
+    /// The sort of cells by bucket, the point order, the gather of the columns, the units.
+    pub layout: Duration,
+    /// The whole build.
+    pub total: Duration,
+}
+
+impl BuildProfile {
+    /// The greedy pass's share of the build time (0 when nothing was timed).
+    pub fn greedy_share(&self) -> f64 {
+        if self.total.is_zero() {
+            0.0
+        } else {
+            self.greedy.as_secs_f64() / self.total.as_secs_f64()
+        }
+    }
+}
+
+/// One distinct cell and the bucket the greedy mapping gave it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CellAssignment {
+    /// Integer cell coordinates (`floor((p - origin) / cell)` per axis).
+    pub cell: [i32; 3],
+    /// Points in the cell.
+    pub points: u32,
+    /// The bucket the cell joined.
+    pub bucket: u32,
+}
+
+/// A distinct cell while building: its coordinates and where its points are in the slot order.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Run {
+    cell: [i32; 3],
+    source: u32,
+    count: u32,
+}
+
+/// One distinct cell of the layout: its coordinates and its first sorted point.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CellEntry {
+    pub(crate) cell: [i32; 3],
+    pub(crate) start: u32,
+}
+
+/// Buffers of the pairs search, reused across calls.
+#[derive(Debug, Default)]
+pub(crate) struct PairScratch {
+    /// One pair buffer per work unit.
+    pub(crate) parts: Vec<Vec<[u32; 2]>>,
+    /// The pairs handed to the neighbour lists.
+    pub(crate) pairs: Vec<[u32; 2]>,
+}
+
+/// Fixed-radius neighbour search with group spatial hashing (Jung and Choi): cells of edge
+/// `r * (1 + 1e-5)`, each mapped to the least loaded of its `g` candidate buckets, points
+/// sorted by (bucket, cell) into SoA columns.
+///
+/// See the crate documentation for an example, and [`hhg_core::FixedRadiusScheme`] for the
+/// operations. Every buffer is reused across builds.
+#[derive(Debug)]
+pub struct GroupScheme<T: Real> {
+    pub(crate) radius: T,
+    pub(crate) r2: T,
+    pub(crate) config: GroupConfig,
+    pub(crate) table: Option<CellTable>,
+    pub(crate) hasher: Option<GroupHasher>,
+    /// The points in (bucket, cell) order.
+    pub(crate) sorted: PointColumns<T>,
+    /// `order[k]` is the caller's index of sorted point `k`.
+    pub(crate) order: Vec<u32>,
+    /// The distinct cells in (bucket, greedy) order, then a sentinel: cell `c` holds the
+    /// sorted points `directory[c].start..directory[c + 1].start`.
+    pub(crate) directory: Vec<CellEntry>,
+    /// Cells of bucket `b`: `bucket_cells[b]..bucket_cells[b + 1]`.
+    pub(crate) bucket_cells: Vec<u32>,
+    /// The cells in walking order (greedy order, which follows space): `walk[w]` is the
+    /// index of the `w`-th cell in the (bucket, greedy) layout.
+    pub(crate) walk: Vec<u32>,
+    /// Points before each cell in walking order (`cells + 1` entries).
+    walk_starts: Vec<u32>,
+    /// Work units as ranges of walking positions.
+    pub(crate) units: Vec<(u32, u32)>,
+    /// The distinct cells in greedy order.
+    runs: Vec<Run>,
+    /// The bucket of each cell of `runs`.
+    run_bucket: Vec<u32>,
+    /// Candidate buckets of each cell of `runs`.
+    run_candidates: Vec<[u32; MAX_CANDIDATES]>,
+    /// Points per bucket.
+    loads: Vec<u32>,
+    /// Cells of `runs` in (bucket, greedy) order.
+    run_order: Vec<u32>,
+    slot_keys: Vec<u32>,
+    slot_starts: Vec<u32>,
+    slot_order: Vec<u32>,
+    sort_scratch: SortScratch,
+    chunks: Vec<(u32, u32)>,
+    chunk_runs: Vec<Vec<Run>>,
+    load_stats: SchemeStats,
+    profile: BuildProfile,
+    /// The pairs search's candidate count, counted on first request after each build.
+    pair_candidates: OnceLock<u64>,
+    pub(crate) scratch: Mutex<PairScratch>,
+}
+
+impl<T: Real> GroupScheme<T> {
+    /// An empty search within `radius` with the default [`GroupConfig`] (3 candidates,
+    /// 0.2 buckets per point, SIMD).
+    pub fn new(radius: T) -> Result<Self, Error> {
+        Self::with_config(radius, GroupConfig::default())
+    }
+
+    /// An empty search within `radius` with the given settings.
+    pub fn with_config(radius: T, config: GroupConfig) -> Result<Self, Error> {
+        check_radius(radius)?;
+        config.validate()?;
+        Ok(Self {
+            radius,
+            r2: radius * radius,
+            config,
+            table: None,
+            hasher: None,
+            sorted: PointColumns::default(),
+            order: Vec::new(),
+            directory: Vec::new(),
+            bucket_cells: Vec::new(),
+            walk: Vec::new(),
+            walk_starts: Vec::new(),
+            units: Vec::new(),
+            runs: Vec::new(),
+            run_bucket: Vec::new(),
+            run_candidates: Vec::new(),
+            loads: Vec::new(),
+            run_order: Vec::new(),
+            slot_keys: Vec::new(),
+            slot_starts: Vec::new(),
+            slot_order: Vec::new(),
+            sort_scratch: SortScratch::default(),
+            chunks: Vec::new(),
+            chunk_runs: Vec::new(),
+            load_stats: SchemeStats::default(),
+            profile: BuildProfile::default(),
+            pair_candidates: OnceLock::new(),
+            scratch: Mutex::new(PairScratch::default()),
+        })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &GroupConfig {
+        &self.config
+    }
+
+    /// Chooses the SIMD or the scalar reference kernels (from the next build on for cell
+    /// keys and candidates, at once for the searches); both give identical results.
+    pub fn set_kernel(&mut self, kernel: Kernel) {
+        self.config.kernel = kernel;
+    }
+
+    /// The cell geometry of the last build (`None` while empty). Its `coords` give a point's
+    /// cell; its bucket layout is not used by this scheme.
+    pub fn table(&self) -> Option<&CellTable> {
+        self.table.as_ref()
+    }
+
+    /// The candidate hash functions of the last build (`None` while empty).
+    pub fn hasher(&self) -> Option<&GroupHasher> {
+        self.hasher.as_ref()
+    }
+
+    /// Buckets in the table of the last build (0 while empty).
+    pub fn bucket_count(&self) -> usize {
+        self.hasher.map_or(0, |h| h.buckets() as usize)
+    }
+
+    /// Distinct occupied cells of the last build.
+    pub fn cell_count(&self) -> usize {
+        self.directory.len().saturating_sub(1)
+    }
+
+    /// The distinct cells with their points and bucket, in the order the greedy mapping
+    /// visited them (ascending slot, then cell coordinates; see the module docs).
+    pub fn assignments(&self) -> impl ExactSizeIterator<Item = CellAssignment> + '_ {
+        self.runs
+            .iter()
+            .zip(&self.run_bucket)
+            .map(|(run, &bucket)| CellAssignment {
+                cell: run.cell,
+                points: run.count,
+                bucket,
+            })
+    }
+
+    /// The bucket holding cell `cell`, when the cell holds points (found by probing its
+    /// candidate buckets and skipping the foreign cells they hold).
+    pub fn bucket_of(&self, cell: [i32; 3]) -> Option<u32> {
+        let hasher = self.hasher.as_ref()?;
+        let candidates = hasher.candidates_of(cell);
+        self.find_cell(cell, &candidates).map(|(_, bucket)| bucket)
+    }
+
+    /// The locality permutation: `order()[k]` is the caller's index of the `k`-th point in
+    /// (bucket, cell) order.
+    pub fn order(&self) -> &[u32] {
+        &self.order
+    }
+
+    /// The points in (bucket, cell) order, as SoA columns.
+    pub fn sorted_points(&self) -> &PointColumns<T> {
+        &self.sorted
+    }
+
+    /// The bucket-load statistics of the last build (points per bucket), computed during
+    /// the build; `pair_candidates` is 0 here (see [`hhg_core::FixedRadiusScheme::stats`]).
+    pub fn load_stats(&self) -> SchemeStats {
+        self.load_stats
+    }
+
+    /// Points per bucket of the last build.
+    pub fn loads(&self) -> &[u32] {
+        &self.loads
+    }
+
+    /// Wall-clock time of each phase of the last build.
+    pub fn build_profile(&self) -> BuildProfile {
+        self.profile
+    }
+
+    /// How many candidate pairs the unique-pairs search tests, counted once per build in a
+    /// separate pass (the searches' hot loops count nothing): per cell of `m` points,
+    /// `m (m - 1) / 2` inside it plus `m` times the points of its 13 forward neighbour cells.
+    /// Foreign cells sharing a bucket are skipped by the lookup, never scanned, so they add
+    /// no candidate.
+    pub fn pair_candidates(&self) -> u64 {
+        *self
+            .pair_candidates
+            .get_or_init(|| self.count_pair_candidates())
+    }
+
+    /// Empties the search, keeping its buffers.
+    fn clear(&mut self) {
+        self.table = None;
+        self.hasher = None;
+        // Gathering no point empties the columns and keeps their allocation.
+        let _ = self.sorted.gather_from(&[], &[]);
+        self.order.clear();
+        self.directory.clear();
+        self.bucket_cells.clear();
+        self.walk.clear();
+        self.walk_starts.clear();
+        self.units.clear();
+        self.runs.clear();
+        self.run_bucket.clear();
+        self.run_candidates.clear();
+        self.loads.clear();
+        self.load_stats = SchemeStats::default();
+    }
+
+    /// Builds the search over `points` (see the module documentation for the phases).
+    pub fn build_points(&mut self, points: &[[T; 3]]) -> Result<(), Error> {
+        let start = Instant::now();
+        self.pair_candidates = OnceLock::new();
+        let n = points.len();
+        check_count(n)?;
+        let source = Points::Aos(points);
+        let Some(bounds) = bounds(source)? else {
+            self.clear();
+            self.profile = BuildProfile {
+                total: start.elapsed(),
+                ..BuildProfile::default()
+            };
+            return Ok(());
+        };
+        let table = CellTable::choose(&bounds, n, self.radius.to_f64(), source)?;
+        let mut profile = BuildProfile::default();
+        let mut mark = Instant::now();
+        profile.validate = mark - start;
+        let mut lap = |slot: &mut Duration| {
+            let now = Instant::now();
+            *slot = now - mark;
+            mark = now;
+        };
+
+        // 2. Slot keys and the counting sort by slot.
+        table.keys(source, self.config.kernel, &mut self.slot_keys);
+        counting_sort(
+            &self.slot_keys,
+            table.buckets(),
+            &mut self.slot_starts,
+            &mut self.slot_order,
+            &mut self.sort_scratch,
+        );
+        lap(&mut profile.sort);
+
+        // 3. The distinct cells, in slot order.
+        self.list_cells(points, &table);
+        lap(&mut profile.cells);
+
+        // 4. Candidate buckets of every cell.
+        let hasher = GroupHasher::new(self.config.candidates, self.config.buckets_for(n))?;
+        self.compute_candidates(&hasher);
+        lap(&mut profile.candidates);
+
+        // 5. The greedy mapping, sequential over the distinct cells.
+        greedy_map(
+            &self.runs,
+            &self.run_candidates,
+            hasher.candidates(),
+            hasher.buckets() as usize,
+            &mut self.loads,
+            &mut self.run_bucket,
+        );
+        lap(&mut profile.greedy);
+
+        // 6. Layout by (bucket, cell).
+        self.lay_out(points, hasher.buckets() as usize)?;
+        self.load_stats =
+            SchemeStats::from_loads(self.loads.len(), self.loads.iter().map(|&l| l as usize));
+        lap(&mut profile.layout);
+        profile.total = start.elapsed();
+        self.profile = profile;
+        self.table = Some(table);
+        self.hasher = Some(hasher);
+        Ok(())
+    }
+
+    /// Lists the distinct cells of the slot-sorted points into `runs`, in ascending (slot,
+    /// cell) order, sorting the points of a slot that holds several cells by (cell, index).
+    fn list_cells(&mut self, points: &[[T; 3]], table: &CellTable) {
+        let slots = self.slot_starts.len() - 1;
+        let starts = &self.slot_starts;
+        cut_ranges(slots, |s| starts[s], CHUNK_POINTS, &mut self.chunks);
+        let chunks = self.chunks.len();
+        if self.chunk_runs.len() < chunks {
+            self.chunk_runs.resize_with(chunks, Vec::new);
+        }
+        // Each chunk owns the points of its slots: split the slot order accordingly.
+        let mut pieces = Vec::with_capacity(chunks);
+        let mut rest = &mut self.slot_order[..];
+        let mut taken = 0usize;
+        for &(_, hi) in &self.chunks {
+            let end = self.slot_starts[hi as usize] as usize;
+            let (piece, tail) = std::mem::take(&mut rest).split_at_mut(end - taken);
+            pieces.push(piece);
+            rest = tail;
+            taken = end;
+        }
+        let starts = &self.slot_starts;
+        let dense = table.dense;
+        self.chunks
+            .par_iter()
+            .zip(pieces.into_par_iter())
+            .zip(self.chunk_runs[..chunks].par_iter_mut())
+            .for_each(|((&(lo, hi), piece), runs)| {
+                runs.clear();
+                let base = starts[lo as usize];
+                let mut cells: Vec<([i32; 3], u32)> = Vec::new();
+                for slot in lo as usize..hi as usize {
+                    let (s, e) = (starts[slot], starts[slot + 1]);
+                    if s == e {
+                        continue;
+                    }
+                    if dense {
+                        // A dense table never wraps: the slot's coordinates are the cell's.
+                        let c = table.bucket_coords(slot as u32);
+                        runs.push(Run {
+                            cell: c.map(|v| v as i32),
+                            source: s,
+                            count: e - s,
+                        });
+                        continue;
+                    }
+                    let segment = &mut piece[(s - base) as usize..(e - base) as usize];
+                    cells.clear();
+                    cells.extend(
+                        segment
+                            .iter()
+                            .map(|&i| (table.coords(points[i as usize]), i)),
+                    );
+                    if cells.iter().any(|&(c, _)| c != cells[0].0) {
+                        cells.sort_unstable();
+                        for (slot, &(_, i)) in segment.iter_mut().zip(&cells) {
+                            *slot = i;
+                        }
+                    }
+                    let mut k = 0;
+                    while k < cells.len() {
+                        let c = cells[k].0;
+                        let mut end = k + 1;
+                        while end < cells.len() && cells[end].0 == c {
+                            end += 1;
+                        }
+                        runs.push(Run {
+                            cell: c,
+                            source: s + k as u32,
+                            count: (end - k) as u32,
+                        });
+                        k = end;
+                    }
+                }
+            });
+        debug_assert!(self.chunks.last().is_none_or(|c| c.1 as usize == slots));
+        self.runs.clear();
+        for runs in &self.chunk_runs[..chunks] {
+            self.runs.extend_from_slice(runs);
+        }
+    }
+
+    /// The candidate buckets of every distinct cell, 8 cells at a time (or one at a time
+    /// with the scalar kernel), in parallel.
+    fn compute_candidates(&mut self, hasher: &GroupHasher) {
+        let kernel = self.config.kernel;
+        self.run_candidates
+            .resize(self.runs.len(), [0; MAX_CANDIDATES]);
+        self.run_candidates
+            .par_chunks_mut(CANDIDATE_CHUNK)
+            .zip(self.runs.par_chunks(CANDIDATE_CHUNK))
+            .for_each(|(out, runs)| match kernel {
+                Kernel::Simd => {
+                    for (out, runs) in out.chunks_mut(8).zip(runs.chunks(8)) {
+                        let axis = |a: usize| {
+                            std::array::from_fn(|k| runs.get(k).map_or(0, |r| r.cell[a]))
+                        };
+                        let rows = hasher.candidates8(&axis(0), &axis(1), &axis(2));
+                        for (k, slot) in out.iter_mut().enumerate() {
+                            *slot = std::array::from_fn(|c| rows[c][k]);
+                        }
+                    }
+                }
+                Kernel::Scalar => {
+                    for (slot, run) in out.iter_mut().zip(runs) {
+                        *slot = hasher.candidates_of(run.cell);
+                    }
+                }
+            });
+    }
+
+    /// Orders the cells by bucket, copies each cell's points to its place, gathers the
+    /// sorted columns and cuts the work units.
+    fn lay_out(&mut self, points: &[[T; 3]], buckets: usize) -> Result<(), Error> {
+        let n = points.len();
+        counting_sort(
+            &self.run_bucket,
+            buckets,
+            &mut self.bucket_cells,
+            &mut self.run_order,
+            &mut self.sort_scratch,
+        );
+        let cells = self.runs.len();
+        self.directory.clear();
+        self.directory.reserve(cells + 1);
+        let mut running = 0u32;
+        for &r in &self.run_order {
+            let run = self.runs[r as usize];
+            self.directory.push(CellEntry {
+                cell: run.cell,
+                start: running,
+            });
+            running += run.count;
+        }
+        self.directory.push(CellEntry {
+            cell: [i32::MIN; 3],
+            start: running,
+        });
+        debug_assert_eq!(running as usize, n);
+
+        // Copy each cell's points into place, chunk by chunk of cells (each chunk owns a
+        // contiguous range of the output).
+        let directory = &self.directory;
+        cut_ranges(
+            cells,
+            |c| directory[c].start,
+            CHUNK_POINTS,
+            &mut self.chunks,
+        );
+        self.order.resize(n, 0);
+        let mut pieces = Vec::with_capacity(self.chunks.len());
+        let mut rest = &mut self.order[..];
+        let mut taken = 0usize;
+        for &(_, hi) in &self.chunks {
+            let end = directory[hi as usize].start as usize;
+            let (piece, tail) = std::mem::take(&mut rest).split_at_mut(end - taken);
+            pieces.push(piece);
+            rest = tail;
+            taken = end;
+        }
+        let (runs, run_order, slot_order) = (&self.runs, &self.run_order, &self.slot_order);
+        self.chunks
+            .par_iter()
+            .zip(pieces.into_par_iter())
+            .for_each(|(&(lo, hi), piece)| {
+                let base = directory[lo as usize].start;
+                for c in lo as usize..hi as usize {
+                    let run = runs[run_order[c] as usize];
+                    let at = (directory[c].start - base) as usize;
+                    let from = run.source as usize;
+                    piece[at..at + run.count as usize]
+                        .copy_from_slice(&slot_order[from..from + run.count as usize]);
+                }
+            });
+        self.sorted.gather_from(points, &self.order)?;
+        // The searches walk the cells in greedy order, which follows space, so consecutive
+        // cells share neighbours that are still in cache.
+        self.walk.resize(cells, 0);
+        for (k, &r) in self.run_order.iter().enumerate() {
+            self.walk[r as usize] = k as u32;
+        }
+        self.walk_starts.clear();
+        self.walk_starts.reserve(cells + 1);
+        let mut running = 0u32;
+        for run in &self.runs {
+            self.walk_starts.push(running);
+            running += run.count;
+        }
+        self.walk_starts.push(running);
+        let walk_starts = &self.walk_starts;
+        cut_ranges(cells, |w| walk_starts[w], UNIT_POINTS, &mut self.units);
+        Ok(())
+    }
+}
+
+/// Jung and Choi's greedy mapping over distinct cells: each cell, in order, joins the least
+/// loaded of its first `g` candidates (the earliest on ties), whose load then grows by the
+/// cell's points. Writes the bucket of each cell and the final loads.
+fn greedy_map(
+    runs: &[Run],
+    candidates: &[[u32; MAX_CANDIDATES]],
+    g: usize,
+    buckets: usize,
+    loads: &mut Vec<u32>,
+    mapping: &mut Vec<u32>,
+) {
+    loads.clear();
+    loads.resize(buckets, 0);
+    mapping.clear();
+    mapping.reserve(runs.len());
+    for (run, candidates) in runs.iter().zip(candidates) {
+        let mut best = candidates[0];
+        let mut best_load = loads[best as usize];
+        for &b in &candidates[1..g] {
+            let load = loads[b as usize];
+            if load < best_load {
+                best = b;
+                best_load = load;
+            }
+        }
+        loads[best as usize] = best_load + run.count;
+        mapping.push(best);
+    }
+}
+
+/// Cuts `items` laid out back to back (item `i` holds entries `start(i)..start(i + 1)`)
+/// into ranges of about `unit` entries each, ending at item borders, as item ranges
+/// `lo..hi`. The cut depends only on the data.
+pub(crate) fn cut_ranges(
+    items: usize,
+    start: impl Fn(usize) -> u32,
+    unit: usize,
+    out: &mut Vec<(u32, u32)>,
+) {
+    out.clear();
+    let n = start(items) as usize;
+    let mut lo = 0usize;
+    while lo < items {
+        let target = start(lo) as usize + unit;
+        let hi = if target >= n {
+            items
+        } else {
+            // The first item starting at or past the target ends the range.
+            let (mut a, mut b) = (lo + 1, items);
+            while a < b {
+                let m = (a + b) / 2;
+                if (start(m) as usize) < target {
+                    a = m + 1;
+                } else {
+                    b = m;
+                }
+            }
+            a
+        };
+        out.push((lo as u32, hi as u32));
+        lo = hi;
+    }
+}
+impl<T: Real> GroupScheme<T> {
+    /// The neighbour lists through the pairs (both directions, each ascending).
+    pub(crate) fn lists_from_pairs(&self, out: &mut NeighborLists<T>) {
+        let mut scratch = self
+            .scratch
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let PairScratch { parts, pairs } = &mut *scratch;
+        if self.len_points() == 0 {
+            // `assign_from_pairs` cannot sort into zero lists; an empty grid's lists are
+            // the empty set's lists (one offset, no entry).
+            if let Ok(grid) = hhg_core::Grid::new(self.radius) {
+                grid.neighbor_lists(out);
+            }
+            return;
+        }
+        self.pairs_into(parts, pairs);
+        out.assign_from_pairs(self.len_points(), pairs);
+    }
+
+    /// How many points the last build held.
+    #[inline]
+    pub(crate) fn len_points(&self) -> usize {
+        self.sorted.len()
+    }
+}

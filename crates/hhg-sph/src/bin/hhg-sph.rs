@@ -1,0 +1,220 @@
+//! The `hhg-sph` binary: runs the dam break, prints what the neighbour search costs per
+//! step, and writes legacy VTK frames.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use hhg_sph::{DamBreak, Simulation, StepReport};
+
+const USAGE: &str = "\
+hhg-sph: a weakly compressible SPH dam break on hhg's neighbour search
+
+usage: hhg-sph [options]
+  --particles N      approximate number of fluid particles (default 20000)
+  --steps K          number of time steps (default 200)
+  --threads T        worker threads (default: one per core)
+  --frames-every K   write a VTK frame every K steps, 0 for none (default 0)
+  --print-every K    print a line every K steps (default 10)
+  --reorder-every K  permute the particles into cell order every K steps (default 10)
+  --out DIR          directory of the frames (default target/sph)
+  --help             print this text";
+
+/// The command line.
+#[derive(Debug)]
+struct Options {
+    particles: usize,
+    steps: usize,
+    threads: usize,
+    frames_every: usize,
+    print_every: usize,
+    reorder_every: usize,
+    out: PathBuf,
+}
+
+fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> {
+    let mut options = Options {
+        particles: 20_000,
+        steps: 200,
+        threads: 0,
+        frames_every: 0,
+        print_every: 10,
+        reorder_every: DamBreak::default().reorder_every,
+        out: PathBuf::from("target/sph"),
+    };
+    let mut args = args.peekable();
+    while let Some(flag) = args.next() {
+        if flag == "--help" || flag == "-h" {
+            return Ok(None);
+        }
+        let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        let number = || {
+            value
+                .parse::<usize>()
+                .map_err(|e| format!("{flag} {value}: {e}"))
+        };
+        match flag.as_str() {
+            "--particles" => options.particles = number()?,
+            "--steps" => options.steps = number()?,
+            "--threads" => options.threads = number()?,
+            "--frames-every" => options.frames_every = number()?,
+            "--print-every" => options.print_every = number()?,
+            "--reorder-every" => options.reorder_every = number()?,
+            "--out" => options.out = PathBuf::from(&value),
+            _ => return Err(format!("unknown option {flag}")),
+        }
+    }
+    Ok(Some(options))
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn run(options: &Options) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let config = DamBreak {
+        particles: options.particles,
+        reorder_every: options.reorder_every,
+        ..DamBreak::default()
+    };
+    let setup = Instant::now();
+    let mut sim = Simulation::new(config)?;
+    println!(
+        "dam break: {} fluid + {} boundary particles, spacing {:.4} m, h {:.4} m, \
+         {} threads, set-up {:.1} ms",
+        sim.fluid_count(),
+        sim.boundary_count(),
+        sim.spacing(),
+        sim.smoothing_length(),
+        rayon::current_num_threads(),
+        ms(setup.elapsed()),
+    );
+
+    let mut frames = Vec::new();
+    let frame = |sim: &Simulation, frames: &mut Vec<PathBuf>| -> std::io::Result<()> {
+        let path = options.out.join(format!("fluid_{:06}.vtk", sim.steps()));
+        sim.write_frame(&path)?;
+        frames.push(path);
+        Ok(())
+    };
+    if options.frames_every > 0 {
+        std::fs::create_dir_all(&options.out)?;
+        let path = options.out.join("boundary.vtk");
+        sim.write_boundary(&path)?;
+        frames.push(path);
+        frame(&sim, &mut frames)?;
+    }
+
+    let mut reports: Vec<StepReport> = Vec::with_capacity(options.steps);
+    let start = Instant::now();
+    let mut writing = Duration::ZERO;
+    for _ in 0..options.steps {
+        let report = sim.step()?;
+        let k = report.step as usize;
+        if options.print_every > 0 && k.is_multiple_of(options.print_every) {
+            println!(
+                "step {k:6}  t {:.4} s  dt {:.3e} s  step {:7.2} ms  search {:6.2} ms ({:4.1}%)  \
+                 Ek {:.4e} J  |rho/rho0-1| max {:.2}% mean {:.3}%",
+                report.time,
+                report.dt,
+                ms(report.step_time),
+                ms(report.search_time),
+                100.0 * report.search_share(),
+                report.kinetic_energy,
+                100.0 * report.density_error.max,
+                100.0 * report.density_error.mean,
+            );
+        }
+        if options.frames_every > 0 && k.is_multiple_of(options.frames_every) {
+            let t = Instant::now();
+            frame(&sim, &mut frames)?;
+            writing += t.elapsed();
+        }
+        reports.push(report);
+    }
+    let wall = start.elapsed();
+
+    let stepping: Duration = reports.iter().map(|r| r.step_time).sum();
+    let search: Duration = reports.iter().map(|r| r.search_time).sum();
+    let reorder: Duration = reports.iter().map(|r| r.reorder_time).sum();
+    let share = |d: Duration| {
+        if stepping.is_zero() {
+            0.0
+        } else {
+            100.0 * d.as_secs_f64() / stepping.as_secs_f64()
+        }
+    };
+    let steps = reports.len().max(1) as f64;
+    println!("summary");
+    println!(
+        "  {} steps to t = {:.4} s in {:.2} s ({:.2} s stepping, {:.2} s writing frames)",
+        reports.len(),
+        sim.time(),
+        wall.as_secs_f64(),
+        stepping.as_secs_f64(),
+        writing.as_secs_f64(),
+    );
+    println!(
+        "  {:.2} ms per step, {:.1} steps/s, {:.2e} particle updates/s",
+        ms(stepping) / steps,
+        steps / stepping.as_secs_f64().max(f64::MIN_POSITIVE),
+        steps * sim.fluid_count() as f64 / stepping.as_secs_f64().max(f64::MIN_POSITIVE),
+    );
+    let mean_share = reports.iter().map(StepReport::search_share).sum::<f64>() / steps;
+    println!(
+        "  neighbour search {:.2} ms per step: {:.1}% of the step time (mean of the steps' \
+         shares {:.1}%); reordering {:.2}%",
+        ms(search) / steps,
+        share(search),
+        100.0 * mean_share,
+        share(reorder),
+    );
+    println!(
+        "  {:.1} neighbours per fluid particle; final |rho/rho0-1| max {:.2}% mean {:.3}%; \
+         Ek {:.4e} J",
+        sim.mean_neighbors(),
+        100.0 * sim.density_error().max,
+        100.0 * sim.density_error().mean,
+        sim.kinetic_energy(),
+    );
+    if frames.is_empty() {
+        println!("  no frames written");
+    } else {
+        println!("  {} frames written:", frames.len());
+        for path in &frames {
+            println!("    {}", path.display());
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let options = match parse(std::env::args().skip(1)) {
+        Ok(Some(options)) => options,
+        Ok(None) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(message) => {
+            eprintln!("hhg-sph: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let pool = match rayon::ThreadPoolBuilder::new()
+        .num_threads(options.threads)
+        .build()
+    {
+        Ok(pool) => pool,
+        Err(error) => {
+            eprintln!("hhg-sph: cannot start the thread pool: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match pool.install(|| run(&options)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("hhg-sph: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,949 @@
+//! The simulation: the particle state, the time step that wires hhg-core's neighbour search
+//! into the SPH loop, and the diagnostics that the tests and the binary read.
+
+use std::io;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use hhg_core::reorder::apply_order_with;
+use hhg_core::{NeighborLists, NeighborSearch, SetId};
+use rayon::prelude::*;
+
+use crate::config::DamBreak;
+use crate::error::SphError;
+use crate::kernel::{Tait, Wendland};
+use crate::vtk::{PointData, write_polydata_file};
+
+/// Particles per rayon task in the per-particle passes: each particle visits about 80
+/// neighbours, so a few hundred particles amortise the scheduling.
+const PARTICLES_PER_TASK: usize = 256;
+
+/// The range of the walls' short-range repulsion, in particle spacings: a fluid particle at
+/// rest next to a wall is one spacing from the nearest boundary particle, so the repulsion
+/// acts only on a particle that got closer than it can under pressure alone.
+const REPULSION_RANGE: f64 = 0.9;
+
+/// An axis-aligned box.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Aabb {
+    /// The lower corner.
+    pub min: [f64; 3],
+    /// The upper corner.
+    pub max: [f64; 3],
+}
+
+impl Aabb {
+    /// Tells whether `p` lies in the box grown by `tolerance` on every side.
+    pub fn contains(&self, p: [f64; 3], tolerance: f64) -> bool {
+        (0..3).all(|k| p[k] >= self.min[k] - tolerance && p[k] <= self.max[k] + tolerance)
+    }
+}
+
+/// The relative density error `|rho / rho0 - 1|` over the fluid particles.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DensityError {
+    /// The mean over all fluid particles.
+    pub mean: f64,
+    /// The largest value of any fluid particle.
+    pub max: f64,
+}
+
+/// What one time step did and what it cost.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepReport {
+    /// The number of steps taken so far, this one included.
+    pub step: u64,
+    /// The simulated time after this step, in seconds.
+    pub time: f64,
+    /// The time step, in seconds.
+    pub dt: f64,
+    /// Wall time of the whole step.
+    pub step_time: Duration,
+    /// Wall time of the neighbour search: `update_positions` and `find_neighbors`.
+    pub search_time: Duration,
+    /// Wall time of permuting the particle arrays into cell order (zero when this step did
+    /// not reorder).
+    pub reorder_time: Duration,
+    /// Whether this step permuted the particle arrays.
+    pub reordered: bool,
+    /// The kinetic energy after the step, in joules.
+    pub kinetic_energy: f64,
+    /// The density error after the step.
+    pub density_error: DensityError,
+}
+
+impl StepReport {
+    /// The neighbour search's share of the step's wall time, between 0 and 1.
+    pub fn search_share(&self) -> f64 {
+        let total = self.step_time.as_secs_f64();
+        if total > 0.0 {
+            self.search_time.as_secs_f64() / total
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The constants of the pair interactions.
+#[derive(Clone, Copy, Debug)]
+struct Physics {
+    kernel: Wendland,
+    eos: Tait,
+    gravity: [f64; 3],
+    /// Monaghan's `alpha`.
+    alpha: f64,
+    /// `(0.1 h)^2`, which keeps the viscosity finite for coincident particles.
+    eta2: f64,
+    /// `2 delta h c0`, the coefficient of the density diffusion term.
+    diffusion: f64,
+    /// `rho0 g / c0^2`: the hydrostatic density difference per metre of height.
+    hydrostatic: f64,
+    /// The mass of a boundary particle.
+    boundary_mass: f64,
+    /// The squared range `r0^2` of the wall's short-range repulsion.
+    repulsion_range2: f64,
+    /// Its strength `D` (a squared velocity).
+    repulsion: f64,
+}
+
+/// The fluid particles, structure of arrays, all in the same (cell-ordered) numbering.
+#[derive(Clone, Debug, Default)]
+struct Fluid {
+    pos: Vec<[f64; 3]>,
+    vel: Vec<[f64; 3]>,
+    acc: Vec<[f64; 3]>,
+    rho: Vec<f64>,
+    drho: Vec<f64>,
+    mass: Vec<f64>,
+    ids: Vec<u32>,
+    /// The predicted state of each particle as the pair loops read it; rewritten every
+    /// step, so it is not permuted.
+    state: Vec<PairState>,
+}
+
+/// What the pair loops read of a fluid particle, packed so that visiting a neighbour
+/// touches one or two cache lines, with the divisions done once per particle.
+#[derive(Clone, Copy, Debug, Default)]
+struct PairState {
+    x: [f64; 3],
+    /// The velocity predicted to the end of the step.
+    v: [f64; 3],
+    /// The density predicted to the end of the step.
+    rho: f64,
+    /// The pressure at that density.
+    p: f64,
+    /// `p / rho^2`.
+    p_rho2: f64,
+    /// `1 / rho`.
+    inv_rho: f64,
+    /// The sound speed at that density.
+    c: f64,
+    mass: f64,
+}
+
+impl PairState {
+    fn new(eos: &Tait, x: [f64; 3], v: [f64; 3], rho: f64, mass: f64) -> Self {
+        let p = eos.pressure(rho);
+        let inv_rho = 1.0 / rho;
+        Self {
+            x,
+            v,
+            rho,
+            p,
+            p_rho2: p * inv_rho * inv_rho,
+            inv_rho,
+            c: eos.sound_speed(rho),
+            mass,
+        }
+    }
+}
+
+/// The boundary particles: static positions, and the pressure and density that the wall
+/// condition extrapolates from the fluid each step.
+#[derive(Clone, Debug, Default)]
+struct Boundary {
+    pos: Vec<[f64; 3]>,
+    state: Vec<WallState>,
+}
+
+/// What the pair loops read of a boundary particle.
+#[derive(Clone, Copy, Debug, Default)]
+struct WallState {
+    /// The extrapolated pressure.
+    p: f64,
+    /// The density of that pressure.
+    rho: f64,
+    /// `p / rho^2`.
+    p_rho2: f64,
+    /// The sound speed at that density.
+    c: f64,
+}
+
+impl WallState {
+    fn new(eos: &Tait, p: f64) -> Self {
+        let rho = eos.density(p);
+        Self {
+            p,
+            rho,
+            p_rho2: p / (rho * rho),
+            c: eos.sound_speed(rho),
+        }
+    }
+}
+
+/// The scratch vectors of [`hhg_core::reorder::apply_order_with`], one per element type.
+#[derive(Clone, Debug, Default)]
+struct ReorderScratch {
+    vectors: Vec<[f64; 3]>,
+    scalars: Vec<f64>,
+    ids: Vec<u32>,
+}
+
+/// A running weakly compressible SPH simulation of a [`DamBreak`].
+///
+/// See the crate documentation for the time step and how it calls hhg-core.
+#[derive(Debug)]
+pub struct Simulation {
+    config: DamBreak,
+    physics: Physics,
+    spacing: f64,
+    layers: usize,
+    column_height: f64,
+    tank: Aabb,
+    search: NeighborSearch<f64>,
+    fluid_set: SetId,
+    boundary_set: SetId,
+    fluid: Fluid,
+    boundary: Boundary,
+    scratch: ReorderScratch,
+    time: f64,
+    steps: u64,
+    last_dt: f64,
+}
+
+fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+/// The lattice of the scenario: the spacing and the cell counts of column and tank.
+fn lattice(config: &DamBreak) -> (f64, [usize; 3], [usize; 3]) {
+    let volume: f64 = config.column.iter().product();
+    let spacing = (volume / config.particles as f64).cbrt();
+    let column = config
+        .column
+        .map(|c| ((c / spacing).round() as usize).max(1));
+    let mut tank = [0; 3];
+    for k in 0..3 {
+        tank[k] = ((config.tank[k] / spacing).round() as usize).max(column[k]);
+    }
+    (spacing, column, tank)
+}
+
+impl Simulation {
+    /// Sets up the dam break: fluid particles on a cubic lattice in hydrostatic equilibrium,
+    /// enough layers of boundary particles around the tank to fill the kernel support, and
+    /// the neighbour search with the fluid as a dynamic and the walls as a static set.
+    ///
+    /// # Errors
+    /// A configuration value out of range, or too many particles for the search.
+    pub fn new(config: DamBreak) -> Result<Self, SphError> {
+        config.validate()?;
+        let (spacing, column, cells) = lattice(&config);
+        let layers = (2.0 * config.smoothing_ratio).ceil() as usize;
+        let fluid_count = column[0] * column[1] * column[2];
+        let outer_count: f64 = cells.iter().map(|&c| (c + 2 * layers) as f64).product();
+        if fluid_count > hhg_core::MAX_POINTS || outer_count > hhg_core::MAX_POINTS as f64 {
+            return Err(SphError::Config(format!(
+                "{fluid_count} fluid particles in a tank of {cells:?} cells are too many"
+            )));
+        }
+
+        let rho0 = config.rest_density;
+        let g = config.gravity;
+        let column_height = column[2] as f64 * spacing;
+        let c0 = config.sound_speed_factor * (g * column_height).sqrt();
+        let h = config.smoothing_ratio * spacing;
+        let kernel = Wendland::new(h);
+        let eos = Tait::new(rho0, c0);
+        let mass = rho0 * spacing * spacing * spacing;
+        let physics = Physics {
+            kernel,
+            eos,
+            gravity: [0.0, 0.0, -g],
+            alpha: config.viscosity,
+            eta2: 0.01 * h * h,
+            diffusion: 2.0 * config.density_diffusion * h * c0,
+            hydrostatic: rho0 * g / (c0 * c0),
+            boundary_mass: mass,
+            repulsion_range2: (REPULSION_RANGE * spacing).powi(2),
+            repulsion: 5.0 * g * column_height,
+        };
+
+        let at = |i: isize, j: isize, k: isize| {
+            [
+                (i as f64 + 0.5) * spacing,
+                (j as f64 + 0.5) * spacing,
+                (k as f64 + 0.5) * spacing,
+            ]
+        };
+        let mut fluid = Fluid::default();
+        for k in 0..column[2] as isize {
+            for j in 0..column[1] as isize {
+                for i in 0..column[0] as isize {
+                    let p = at(i, j, k);
+                    fluid.pos.push(p);
+                    fluid
+                        .rho
+                        .push(eos.density(rho0 * g * (column_height - p[2])));
+                }
+            }
+        }
+        let n = fluid.pos.len();
+        fluid.vel = vec![[0.0; 3]; n];
+        fluid.acc = vec![[0.0; 3]; n];
+        fluid.drho = vec![0.0; n];
+        fluid.mass = vec![mass; n];
+        fluid.ids = (0..n as u32).collect();
+        fluid.state = vec![PairState::default(); n];
+
+        let mut boundary = Boundary::default();
+        let l = layers as isize;
+        let inside = |i: isize, c: usize| i >= 0 && i < c as isize;
+        for k in -l..cells[2] as isize + l {
+            for j in -l..cells[1] as isize + l {
+                for i in -l..cells[0] as isize + l {
+                    if !(inside(i, cells[0]) && inside(j, cells[1]) && inside(k, cells[2])) {
+                        boundary.pos.push(at(i, j, k));
+                    }
+                }
+            }
+        }
+        boundary.state = vec![WallState::new(&eos, 0.0); boundary.pos.len()];
+
+        // The search: the fluid moves, the walls do not. The fluid looks for fluid and wall
+        // neighbours (forces, continuity); the walls look for fluid neighbours (the wall
+        // pressure is extrapolated from the fluid around each boundary particle).
+        let mut search = NeighborSearch::new(kernel.support())?;
+        let fluid_set = search.add_dynamic_set(&fluid.pos)?;
+        let boundary_set = search.add_static_set(&boundary.pos)?;
+        search.set_active(fluid_set, fluid_set, true)?;
+        search.set_active(fluid_set, boundary_set, true)?;
+        search.set_active(boundary_set, fluid_set, true)?;
+
+        let tank = Aabb {
+            min: [0.0; 3],
+            max: cells.map(|c| c as f64 * spacing),
+        };
+        let mut sim = Self {
+            config,
+            physics,
+            spacing,
+            layers,
+            column_height,
+            tank,
+            search,
+            fluid_set,
+            boundary_set,
+            fluid,
+            boundary,
+            scratch: ReorderScratch::default(),
+            time: 0.0,
+            steps: 0,
+            last_dt: 0.0,
+        };
+
+        // The static walls are put into cell order once; their grid is rebuilt by
+        // `update_positions` and reused by every later search.
+        let order = sim.grid_order(boundary_set);
+        apply_order_with(&order, &mut sim.boundary.pos, &mut sim.scratch.vectors);
+        sim.search
+            .update_positions(boundary_set, &sim.boundary.pos)?;
+        // The fluid starts in cell order too.
+        sim.reorder_fluid();
+        sim.search.update_positions(fluid_set, &sim.fluid.pos)?;
+        sim.search.find_neighbors()?;
+        sim.evaluate(0.0);
+        Ok(sim)
+    }
+
+    /// A copy of the locality permutation of a set's grid (from its last build).
+    fn grid_order(&self, set: SetId) -> Vec<u32> {
+        self.search
+            .grid(set)
+            .expect("the solver's point sets exist")
+            .order()
+            .to_vec()
+    }
+
+    /// Permutes every persistent fluid array into the cell order of the fluid grid's last
+    /// build. The search must then be given the permuted positions.
+    fn reorder_fluid(&mut self) {
+        let order = self
+            .search
+            .grid(self.fluid_set)
+            .expect("the solver's point sets exist")
+            .order();
+        let (fluid, scratch) = (&mut self.fluid, &mut self.scratch);
+        apply_order_with(order, &mut fluid.pos, &mut scratch.vectors);
+        apply_order_with(order, &mut fluid.vel, &mut scratch.vectors);
+        apply_order_with(order, &mut fluid.acc, &mut scratch.vectors);
+        apply_order_with(order, &mut fluid.rho, &mut scratch.scalars);
+        apply_order_with(order, &mut fluid.drho, &mut scratch.scalars);
+        apply_order_with(order, &mut fluid.mass, &mut scratch.scalars);
+        apply_order_with(order, &mut fluid.ids, &mut scratch.ids);
+    }
+
+    /// The time step: the Courant condition on sound and flow speed and the force
+    /// condition, `cfl * min(h / (c_max + |v|_max), sqrt(h / |a|_max))`.
+    pub fn time_step(&self) -> f64 {
+        let h = self.physics.kernel.smoothing_length();
+        let (mut v2, mut a2, mut rho) = (0.0f64, 0.0f64, self.physics.eos.rest_density());
+        for i in 0..self.fluid.pos.len() {
+            v2 = v2.max(dot(self.fluid.vel[i], self.fluid.vel[i]));
+            a2 = a2.max(dot(self.fluid.acc[i], self.fluid.acc[i]));
+            rho = rho.max(self.fluid.rho[i]);
+        }
+        let c = self.physics.eos.sound_speed(rho);
+        let acoustic = h / (c + v2.sqrt());
+        let force = if a2 > 0.0 {
+            (h / a2.sqrt()).sqrt()
+        } else {
+            f64::INFINITY
+        };
+        self.config.cfl * acoustic.min(force)
+    }
+
+    /// Advances the simulation by one time step (velocity Verlet, kick-drift-kick) and
+    /// reports what it cost.
+    ///
+    /// # Errors
+    /// The neighbour search refuses the new positions (a particle's position is no longer
+    /// finite: the simulation blew up).
+    pub fn step(&mut self) -> Result<StepReport, SphError> {
+        let start = Instant::now();
+        let dt = self.time_step();
+        let half = 0.5 * dt;
+
+        // Kick by half a step with the rates of the last evaluation, then drift.
+        let f = &mut self.fluid;
+        f.pos
+            .par_iter_mut()
+            .zip(f.vel.par_iter_mut())
+            .zip(f.rho.par_iter_mut())
+            .zip(f.acc.par_iter().zip(f.drho.par_iter()))
+            .with_min_len(PARTICLES_PER_TASK)
+            .for_each(|(((x, v), rho), (a, drho))| {
+                for k in 0..3 {
+                    v[k] += half * a[k];
+                    x[k] += dt * v[k];
+                }
+                *rho += half * drho;
+            });
+
+        // Every few steps, put the particles into the cell order of the last grid build so
+        // that neighbours sit close in memory; the search then sees the permuted positions.
+        let reordered = self.config.reorder_every > 0
+            && (self.steps + 1).is_multiple_of(self.config.reorder_every as u64);
+        let mut reorder_time = Duration::ZERO;
+        if reordered {
+            let t = Instant::now();
+            self.reorder_fluid();
+            reorder_time = t.elapsed();
+        }
+
+        // The neighbour search at the new positions; the walls' grid is reused.
+        let t = Instant::now();
+        self.search
+            .update_positions(self.fluid_set, &self.fluid.pos)?;
+        self.search.find_neighbors()?;
+        let search_time = t.elapsed();
+
+        // Rates at the new positions, with velocity and density predicted to the step's end.
+        self.evaluate(half);
+
+        // The second half kick with the new rates.
+        let f = &mut self.fluid;
+        f.vel
+            .par_iter_mut()
+            .zip(f.rho.par_iter_mut())
+            .zip(f.acc.par_iter().zip(f.drho.par_iter()))
+            .with_min_len(PARTICLES_PER_TASK)
+            .for_each(|((v, rho), (a, drho))| {
+                for k in 0..3 {
+                    v[k] += half * a[k];
+                }
+                *rho += half * drho;
+            });
+
+        self.time += dt;
+        self.steps += 1;
+        self.last_dt = dt;
+        let step_time = start.elapsed();
+        Ok(StepReport {
+            step: self.steps,
+            time: self.time,
+            dt,
+            step_time,
+            search_time,
+            reorder_time,
+            reordered,
+            kinetic_energy: self.kinetic_energy(),
+            density_error: self.density_error(),
+        })
+    }
+
+    /// Evaluates the rates from the current neighbour lists: packs the state predicted
+    /// `ahead` seconds on with the last rates (velocity, density, pressure), extrapolates
+    /// the wall pressures, then computes accelerations and density rates.
+    fn evaluate(&mut self, ahead: f64) {
+        let physics = self.physics;
+        let eos = physics.eos;
+        let f = &mut self.fluid;
+        f.state
+            .par_iter_mut()
+            .zip(f.pos.par_iter().zip(f.vel.par_iter()))
+            .zip(f.rho.par_iter().zip(f.mass.par_iter()))
+            .zip(f.acc.par_iter().zip(f.drho.par_iter()))
+            .with_min_len(PARTICLES_PER_TASK)
+            .for_each(|(((state, (x, v)), (rho, m)), (a, drho))| {
+                let v = [
+                    v[0] + ahead * a[0],
+                    v[1] + ahead * a[1],
+                    v[2] + ahead * a[2],
+                ];
+                *state = PairState::new(&eos, *x, v, rho + ahead * drho, *m);
+            });
+
+        let lists = |a, b| {
+            self.search
+                .neighbors(a, b)
+                .expect("every active pair of sets was searched")
+        };
+        wall_pressures(
+            &physics,
+            &f.state,
+            lists(self.boundary_set, self.fluid_set),
+            &mut self.boundary,
+        );
+        rates(
+            &physics,
+            f,
+            lists(self.fluid_set, self.fluid_set),
+            lists(self.fluid_set, self.boundary_set),
+            &self.boundary,
+        );
+    }
+
+    /// Runs `steps` steps and returns their reports.
+    ///
+    /// # Errors
+    /// As [`Simulation::step`]; the steps before the failing one stay done.
+    pub fn run(&mut self, steps: usize) -> Result<Vec<StepReport>, SphError> {
+        (0..steps).map(|_| self.step()).collect()
+    }
+
+    /// The scenario this simulation was built from.
+    pub fn config(&self) -> &DamBreak {
+        &self.config
+    }
+
+    /// The particle spacing of the initial lattice, in metres.
+    pub fn spacing(&self) -> f64 {
+        self.spacing
+    }
+
+    /// The smoothing length `h`; the neighbour search radius is `2h`.
+    pub fn smoothing_length(&self) -> f64 {
+        self.physics.kernel.smoothing_length()
+    }
+
+    /// The kernel.
+    pub fn kernel(&self) -> Wendland {
+        self.physics.kernel
+    }
+
+    /// The equation of state.
+    pub fn equation_of_state(&self) -> Tait {
+        self.physics.eos
+    }
+
+    /// The rest density.
+    pub fn rest_density(&self) -> f64 {
+        self.physics.eos.rest_density()
+    }
+
+    /// The gravity vector.
+    pub fn gravity(&self) -> [f64; 3] {
+        self.physics.gravity
+    }
+
+    /// The initial height of the water column (a whole number of spacings).
+    pub fn column_height(&self) -> f64 {
+        self.column_height
+    }
+
+    /// The inside of the tank: the faces of its walls, floor and lid.
+    pub fn tank(&self) -> Aabb {
+        self.tank
+    }
+
+    /// How many layers of boundary particles line each wall.
+    pub fn boundary_layers(&self) -> usize {
+        self.layers
+    }
+
+    /// The outside of the boundary layers: the tank grown by the layers' thickness.
+    pub fn boundary_extent(&self) -> Aabb {
+        let t = self.layers as f64 * self.spacing;
+        Aabb {
+            min: self.tank.min.map(|c| c - t),
+            max: self.tank.max.map(|c| c + t),
+        }
+    }
+
+    /// The simulated time, in seconds.
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    /// The number of steps taken.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// The last time step (zero before the first step).
+    pub fn last_time_step(&self) -> f64 {
+        self.last_dt
+    }
+
+    /// The number of fluid particles.
+    pub fn fluid_count(&self) -> usize {
+        self.fluid.pos.len()
+    }
+
+    /// The number of boundary particles.
+    pub fn boundary_count(&self) -> usize {
+        self.boundary.pos.len()
+    }
+
+    /// The fluid positions, in the current (cell-ordered) numbering.
+    pub fn positions(&self) -> &[[f64; 3]] {
+        &self.fluid.pos
+    }
+
+    /// The fluid velocities.
+    pub fn velocities(&self) -> &[[f64; 3]] {
+        &self.fluid.vel
+    }
+
+    /// The fluid densities.
+    pub fn densities(&self) -> &[f64] {
+        &self.fluid.rho
+    }
+
+    /// The fluid pressures from the densities by the equation of state.
+    pub fn pressures(&self) -> Vec<f64> {
+        let eos = self.physics.eos;
+        self.fluid
+            .rho
+            .iter()
+            .map(|&rho| eos.pressure(rho))
+            .collect()
+    }
+
+    /// The fluid masses.
+    pub fn masses(&self) -> &[f64] {
+        &self.fluid.mass
+    }
+
+    /// The initial index of each particle: reordering permutes particles, and this tells
+    /// which one is where.
+    pub fn ids(&self) -> &[u32] {
+        &self.fluid.ids
+    }
+
+    /// The boundary positions (in cell order).
+    pub fn boundary_positions(&self) -> &[[f64; 3]] {
+        &self.boundary.pos
+    }
+
+    /// The wall pressures of the last evaluation.
+    pub fn boundary_pressures(&self) -> Vec<f64> {
+        self.boundary.state.iter().map(|w| w.p).collect()
+    }
+
+    /// The neighbour search, with its sets and the lists of the last step.
+    pub fn search(&self) -> &NeighborSearch<f64> {
+        &self.search
+    }
+
+    /// The fluid's set in [`Simulation::search`].
+    pub fn fluid_set(&self) -> SetId {
+        self.fluid_set
+    }
+
+    /// The walls' set in [`Simulation::search`].
+    pub fn boundary_set(&self) -> SetId {
+        self.boundary_set
+    }
+
+    /// The mean number of neighbours per fluid particle in the last lists (fluid and wall).
+    pub fn mean_neighbors(&self) -> f64 {
+        let count = |b| {
+            self.search
+                .neighbors(self.fluid_set, b)
+                .map_or(0, |l| l.indices().len())
+        };
+        let total = count(self.fluid_set) + count(self.boundary_set);
+        total as f64 / self.fluid_count().max(1) as f64
+    }
+
+    /// The total fluid mass (summed in particle order).
+    pub fn total_mass(&self) -> f64 {
+        self.fluid.mass.iter().sum()
+    }
+
+    /// The kinetic energy `sum m |v|^2 / 2`, summed sequentially in particle order.
+    pub fn kinetic_energy(&self) -> f64 {
+        let mut energy = 0.0;
+        for (m, v) in self.fluid.mass.iter().zip(&self.fluid.vel) {
+            energy += 0.5 * m * dot(*v, *v);
+        }
+        energy
+    }
+
+    /// The potential energy `sum m g z` relative to the tank's floor, summed sequentially.
+    pub fn potential_energy(&self) -> f64 {
+        let g = -self.physics.gravity[2];
+        let mut energy = 0.0;
+        for (m, x) in self.fluid.mass.iter().zip(&self.fluid.pos) {
+            energy += m * g * x[2];
+        }
+        energy
+    }
+
+    /// The internal (elastic) energy the Tait equation stores in the fluid,
+    /// `sum m e(rho)` with `e(rho) = int_rho0^rho p / rho'^2 drho'`, summed sequentially.
+    pub fn internal_energy(&self) -> f64 {
+        let eos = self.physics.eos;
+        let (b, rho0) = (eos.stiffness(), eos.rest_density());
+        let gamma = f64::from(crate::kernel::TAIT_GAMMA);
+        let at_rest = b * gamma / ((gamma - 1.0) * rho0);
+        let mut energy = 0.0;
+        for (m, &rho) in self.fluid.mass.iter().zip(&self.fluid.rho) {
+            let e = b
+                * ((rho / rho0).powi(crate::kernel::TAIT_GAMMA - 1) / ((gamma - 1.0) * rho0)
+                    + 1.0 / rho)
+                - at_rest;
+            energy += m * e;
+        }
+        energy
+    }
+
+    /// The total energy: kinetic, potential and internal. Viscosity dissipates it; the walls
+    /// and the density diffusion exchange a little with it.
+    pub fn total_energy(&self) -> f64 {
+        self.kinetic_energy() + self.potential_energy() + self.internal_energy()
+    }
+
+    /// The largest particle speed.
+    pub fn max_speed(&self) -> f64 {
+        let v2 = self
+            .fluid
+            .vel
+            .iter()
+            .fold(0.0f64, |m, v| m.max(dot(*v, *v)));
+        v2.sqrt()
+    }
+
+    /// The mean and largest `|rho / rho0 - 1|` over the fluid.
+    pub fn density_error(&self) -> DensityError {
+        let rho0 = self.rest_density();
+        let (mut sum, mut max) = (0.0f64, 0.0f64);
+        for &rho in &self.fluid.rho {
+            let e = (rho / rho0 - 1.0).abs();
+            sum += e;
+            max = max.max(e);
+        }
+        DensityError {
+            mean: sum / self.fluid_count().max(1) as f64,
+            max,
+        }
+    }
+
+    /// Writes the fluid as a legacy VTK file: positions, density, pressure, velocity and
+    /// the particle ids.
+    ///
+    /// # Errors
+    /// When the file cannot be written.
+    pub fn write_frame(&self, path: &Path) -> io::Result<()> {
+        let pressure = self.pressures();
+        let ids: Vec<f64> = self.fluid.ids.iter().map(|&i| f64::from(i)).collect();
+        let title = format!(
+            "hhg-sph dam break, step {}, t = {:.6} s",
+            self.steps, self.time
+        );
+        write_polydata_file(
+            path,
+            &title,
+            &self.fluid.pos,
+            &[
+                PointData::Scalar("density", &self.fluid.rho),
+                PointData::Scalar("pressure", &pressure),
+                PointData::Vector("velocity", &self.fluid.vel),
+                PointData::Scalar("id", &ids),
+            ],
+        )
+    }
+
+    /// Writes the boundary particles with their last wall pressure as a legacy VTK file.
+    ///
+    /// # Errors
+    /// When the file cannot be written.
+    pub fn write_boundary(&self, path: &Path) -> io::Result<()> {
+        write_polydata_file(
+            path,
+            "hhg-sph dam break, boundary particles",
+            &self.boundary.pos,
+            &[PointData::Scalar("pressure", &self.boundary_pressures())],
+        )
+    }
+}
+
+/// The wall condition of Adami, Hu and Adams (2012) for walls at rest: each boundary
+/// particle takes the kernel-weighted mean pressure of its fluid neighbours plus the
+/// hydrostatic difference, `p_w = (sum p_f W + g . sum rho_f (x_w - x_f) W) / sum W`, and the
+/// density that pressure has. Tension is not extrapolated: negative pressures become zero,
+/// so that the walls never pull fluid onto themselves.
+fn wall_pressures(
+    physics: &Physics,
+    fluid: &[PairState],
+    lists: &NeighborLists<f64>,
+    boundary: &mut Boundary,
+) {
+    let (kernel, eos, g) = (physics.kernel, physics.eos, physics.gravity);
+    let walls = &boundary.pos;
+    boundary
+        .state
+        .par_iter_mut()
+        .enumerate()
+        .with_min_len(PARTICLES_PER_TASK)
+        .for_each(|(w, wall)| {
+            let neighbours = lists.neighbors(w);
+            if neighbours.is_empty() {
+                if wall.p != 0.0 {
+                    *wall = WallState::new(&eos, 0.0);
+                }
+                return;
+            }
+            let xw = walls[w];
+            let (mut weight, mut sum_p, mut sum_rho_r) = (0.0, 0.0, [0.0; 3]);
+            for &j in neighbours {
+                let s = &fluid[j as usize];
+                let r = sub(xw, s.x);
+                let wk = kernel.value(dot(r, r).sqrt());
+                weight += wk;
+                sum_p += s.p * wk;
+                for k in 0..3 {
+                    sum_rho_r[k] += s.rho * r[k] * wk;
+                }
+            }
+            let p = if weight > 0.0 {
+                ((sum_p + dot(g, sum_rho_r)) / weight).max(0.0)
+            } else {
+                0.0
+            };
+            *wall = WallState::new(&eos, p);
+        });
+}
+
+/// Accelerations and density rates of every fluid particle, over its fluid and wall
+/// neighbours, each in list order (so the sums do not depend on the thread count):
+///
+/// - momentum: `a_i = g - sum_j m_j (p_i / rho_i^2 + p_j / rho_j^2 + Pi_ij) grad W_ij`, with
+///   Monaghan's artificial viscosity `Pi_ij = -alpha c_ij mu_ij / rho_ij` for approaching
+///   pairs, `mu_ij = h v_ij . x_ij / (|x_ij|^2 + (0.1 h)^2)`, `c_ij` and `rho_ij` the means;
+/// - continuity: `drho_i/dt = sum_j m_j v_ij . grad W_ij`, walls at rest;
+/// - a short-range repulsion from wall particles closer than `0.9` spacings, against the
+///   slow creep of thin low-pressure films into a wall whose extrapolated pressure is zero;
+/// - density diffusion between fluid particles (Molteni and Colagrossi 2009, with the
+///   hydrostatic part removed as Fourtakas et al. 2019 do):
+///   `2 delta h c0 sum_j (rho_j - rho_i - rho^H_ji) (x_ji . grad W_ij) / |x_ij|^2 m_j / rho_j`.
+fn rates(
+    physics: &Physics,
+    fluid: &mut Fluid,
+    fluid_lists: &NeighborLists<f64>,
+    wall_lists: &NeighborLists<f64>,
+    boundary: &Boundary,
+) {
+    let physics = *physics;
+    let h = physics.kernel.smoothing_length();
+    let kernel = physics.kernel;
+    // The means of the sound speeds and of the densities in Pi_ij: (c_i + c_j) / 2 over
+    // (rho_i + rho_j) / 2, whose halves cancel.
+    let viscosity = |vr: f64, r2: f64, c_sum: f64, rho_sum: f64| {
+        if vr < 0.0 {
+            let mu = h * vr / (r2 + physics.eta2);
+            -physics.alpha * c_sum * mu / rho_sum
+        } else {
+            0.0
+        }
+    };
+    let state = &fluid.state;
+    fluid
+        .acc
+        .par_iter_mut()
+        .zip(fluid.drho.par_iter_mut())
+        .enumerate()
+        .with_min_len(PARTICLES_PER_TASK)
+        .for_each(|(i, (acc, drho))| {
+            let si = &state[i];
+            let mut a = physics.gravity;
+            let mut d = 0.0;
+            for &j in fluid_lists.neighbors(i) {
+                let sj = &state[j as usize];
+                let r = sub(si.x, sj.x);
+                let r2 = dot(r, r);
+                let f = kernel.gradient_factor(r2.sqrt());
+                let vr = dot(sub(si.v, sj.v), r);
+                let pij = si.p_rho2 + sj.p_rho2 + viscosity(vr, r2, si.c + sj.c, si.rho + sj.rho);
+                let mf = sj.mass * f;
+                for k in 0..3 {
+                    a[k] -= mf * pij * r[k];
+                }
+                // With grad W = x_ij F, x_ji . grad W / |x_ij|^2 is just -F.
+                let hydrostatic = physics.hydrostatic * r[2];
+                let diffusion = physics.diffusion * (sj.rho - si.rho - hydrostatic) * sj.inv_rho;
+                d += mf * (vr - diffusion);
+            }
+            for &w in wall_lists.neighbors(i) {
+                let w = w as usize;
+                let sw = &boundary.state[w];
+                let r = sub(si.x, boundary.pos[w]);
+                let r2 = dot(r, r);
+                let f = kernel.gradient_factor(r2.sqrt());
+                let vr = dot(si.v, r);
+                let pij = si.p_rho2 + sw.p_rho2 + viscosity(vr, r2, si.c + sw.c, si.rho + sw.rho);
+                let mf = physics.boundary_mass * f;
+                // The safety net: Monaghan's (1994) Lennard-Jones repulsion
+                // `D ((r0 / r)^12 - (r0 / r)^4) x_iw / r^2` within `r0` of a wall particle.
+                let repulsion = if r2 < physics.repulsion_range2 {
+                    let s2 = physics.repulsion_range2 / r2;
+                    let s4 = s2 * s2;
+                    physics.repulsion * (s4 * s4 * s4 - s4) / r2
+                } else {
+                    0.0
+                };
+                for k in 0..3 {
+                    a[k] += (repulsion - mf * pij) * r[k];
+                }
+                d += mf * vr;
+            }
+            *acc = a;
+            *drho = d;
+        });
+}
