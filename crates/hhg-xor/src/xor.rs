@@ -1,0 +1,358 @@
+//! [`XorScheme`]: fixed-radius search on a table addressed by the XOR-of-primes hash
+//! (Teschner et al. 2003) instead of hhg-core's geometric hashing.
+//!
+//! # Design
+//!
+//! Cells are cubes of edge `r * (1 + CELL_MARGIN)` with the origin at the bounding box's
+//! minimum, exactly as in hhg-core, so a pair within `r` is at most one cell apart per axis.
+//! A cell `(ix, iy, iz)` goes to bucket `((ix * p1) ^ (iy * p2) ^ (iz * p3)) mod n` with
+//! wrapping 32-bit multiplies and `n` a power of two (about 2 buckets per point by default).
+//!
+//! - **Build**: validate like hhg-core (same errors), compute every point's cell and bucket 8
+//!   lanes at a time, counting-sort by bucket with [`hhg_core::counting_sort`], order the
+//!   buckets that hold several cells by cell (see the crate docs: every cell becomes one
+//!   contiguous run), and gather the sorted SoA columns with
+//!   [`hhg_core::PointColumns::gather_from`]. Lookups of a cell's neighbourhood are made
+//!   together, so that the cache misses of its scattered buckets overlap.
+//! - **Pairs**: per occupied bucket, per cell run in it, the run's points against the later
+//!   points of the run and against the runs of the 13 forward neighbour cells, each hashed to
+//!   its bucket and looked up by cell (foreign cells sharing the bucket are skipped; two
+//!   neighbour cells in one bucket are two disjoint runs), 8 lanes at a time with hhg-core's
+//!   kernels. Work units are bucket ranges cut by point count, each filling its own buffer;
+//!   the buffers are concatenated in unit order, so the order never depends on the threads.
+//! - **Queries**: the 27 cells around the query's cell, each looked up the same way.
+//!
+//! Unlike geometric hashing, neighbouring cells land in unrelated buckets: a cell's
+//! neighbourhood costs 13 (or 27) hash evaluations and lookups, and its candidates come as up
+//! to 14 short runs rather than a few long rows.
+
+use std::sync::Mutex;
+
+use hhg_core::{
+    Error, FixedRadiusScheme, Kernel, NeighborLists, PointColumns, Real, SchemeStats, check_radius,
+};
+use rayon::prelude::*;
+
+use crate::collect::PairParts;
+use crate::hash::{CellHasher, KeyRule, Primes, XorHash};
+use crate::kernel::{MaskKernel, ScalarKernel, SimdKernel, within_point, within_run};
+use crate::table::{
+    Buckets, FORWARD, NEIGHBOURHOOD, TableSize, add, cell_geometry, check_point, lists_from_pairs,
+    near_span,
+};
+
+/// Fixed-radius neighbour search with XOR-of-primes cell hashing (name `"xor"`).
+///
+/// ```
+/// use hhg_core::FixedRadiusScheme;
+/// use hhg_xor::{Primes, XorScheme};
+///
+/// let points = [[0.0f64, 0.0, 0.0], [0.5, 0.0, 0.0], [3.0, 0.0, 0.0]];
+/// let mut scheme = XorScheme::new(1.0, Primes::Teschner)?;
+/// scheme.build(&points)?;
+/// let mut pairs = Vec::new();
+/// scheme.pairs(&mut pairs);
+/// assert_eq!(pairs, vec![[0, 1]]);
+/// # Ok::<(), hhg_core::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct XorScheme<T: Real> {
+    radius: T,
+    r2: T,
+    primes: Primes,
+    size: TableSize,
+    kernel: Kernel,
+    hasher: Option<CellHasher>,
+    table: Buckets<T>,
+    parts: PairParts,
+    pairs_scratch: Mutex<Vec<[u32; 2]>>,
+}
+
+impl<T: Real> XorScheme<T> {
+    /// An empty search within `radius` hashing with `primes`, about 2 buckets per point.
+    pub fn new(radius: T, primes: Primes) -> Result<Self, Error> {
+        Self::with_table_size(radius, primes, TableSize::default())
+    }
+
+    /// An empty search within `radius` hashing with `primes` into tables of `size`.
+    pub fn with_table_size(radius: T, primes: Primes, size: TableSize) -> Result<Self, Error> {
+        check_radius(radius)?;
+        size.check()?;
+        Ok(Self {
+            radius,
+            r2: radius * radius,
+            primes,
+            size,
+            kernel: Kernel::Simd,
+            hasher: None,
+            table: Buckets::default(),
+            parts: PairParts::default(),
+            pairs_scratch: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Sets the table size of later builds.
+    pub fn set_table_size(&mut self, size: TableSize) -> Result<(), Error> {
+        size.check()?;
+        self.size = size;
+        Ok(())
+    }
+
+    /// The table size of later builds.
+    pub fn table_size(&self) -> TableSize {
+        self.size
+    }
+
+    /// Chooses the SIMD (default) or the scalar reference kernel for hashing and distance
+    /// tests; both give identical results.
+    pub fn set_kernel(&mut self, kernel: Kernel) {
+        self.kernel = kernel;
+    }
+
+    /// The kernel in use.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
+    }
+
+    /// The primes of the hash.
+    pub fn primes(&self) -> Primes {
+        self.primes
+    }
+
+    /// The cell geometry and hash of the last build (`None` while empty).
+    pub fn hasher(&self) -> Option<&CellHasher> {
+        self.hasher.as_ref()
+    }
+
+    /// The caller's index of each sorted position (points sorted by bucket, then cell).
+    pub fn order(&self) -> &[u32] {
+        &self.table.order
+    }
+
+    /// The points in sorted order, as padded SoA columns.
+    pub fn sorted_points(&self) -> &PointColumns<T> {
+        &self.table.sorted
+    }
+
+    /// The cell of each sorted position.
+    pub fn sorted_cells(&self) -> &[[i32; 3]] {
+        &self.table.cells
+    }
+
+    /// The bucket starts of the last build: bucket `b` holds sorted positions
+    /// `starts[b]..starts[b + 1]`.
+    pub fn bucket_starts(&self) -> &[u32] {
+        &self.table.starts
+    }
+
+    /// The candidates a per-point search that scans whole buckets and filters foreign cells
+    /// would reject: for every cell, the points of foreign cells in the distinct buckets of
+    /// its own cell and its 13 forward neighbours, times the cell's points. This search skips
+    /// them by cell lookup without a distance test, so they are not in
+    /// [`SchemeStats::pair_candidates`]; this is what the hash collisions would cost there.
+    pub fn foreign_candidates(&self) -> u64 {
+        self.candidate_counts().1
+    }
+
+    /// Builds the table: validate, hash, sort, order by cell, gather.
+    fn build_table(&mut self, points: &[[T; 3]]) -> Result<(), Error> {
+        let Some(table) = cell_geometry(points, self.radius)? else {
+            self.hasher = None;
+            self.table.clear();
+            return Ok(());
+        };
+        let hasher = CellHasher {
+            table,
+            hash: XorHash::new(self.primes, self.size.buckets(points.len()))?,
+            rule: KeyRule::Xor,
+        };
+        self.table.build(points, None, &hasher, self.kernel)?;
+        self.hasher = Some(hasher);
+        Ok(())
+    }
+
+    /// Walks the pairs found from the points of one work unit: per bucket, per cell run, the
+    /// run against itself (later points) and the runs of its 13 forward neighbour cells;
+    /// calls `emit(p, q)` with sorted positions.
+    #[inline(always)]
+    fn walk_unit<K: MaskKernel>(
+        &self,
+        hasher: &CellHasher,
+        unit: (u32, u32),
+        emit: &mut impl FnMut(u32, u32),
+    ) {
+        let table = &self.table;
+        for b in unit.0..unit.1 {
+            table.for_each_run(b, |s, e, c| {
+                // All lookups first: their cache misses overlap instead of queueing behind
+                // the distance tests.
+                let cells = FORWARD.map(|offset| add(c, offset));
+                let keys = cells.map(|n| hasher.key(n));
+                let mut runs = [(0, 0); 13];
+                table.runs(&keys, &cells, &mut runs);
+                table.touch(&runs);
+                within_run::<T, K>(table, self.r2, (s, e), (s, e), true, emit);
+                for run in runs {
+                    if run.0 < run.1 {
+                        within_run::<T, K>(table, self.r2, (s, e), run, false, emit);
+                    }
+                }
+            });
+        }
+    }
+
+    /// The unit's pairs in the caller's numbering, `[min, max]`, appended to `out`.
+    fn unit_pairs<K: MaskKernel>(&self, hasher: &CellHasher, u: usize, out: &mut Vec<[u32; 2]>) {
+        let order = &self.table.order;
+        self.walk_unit::<K>(hasher, self.table.units[u], &mut |p, q| {
+            let (i, j) = (order[p as usize], order[q as usize]);
+            out.push(if i < j { [i, j] } else { [j, i] });
+        });
+    }
+
+    /// Every pair, in unit order, with kernel `K`.
+    fn pairs_with<K: MaskKernel>(&self, out: &mut Vec<[u32; 2]>) {
+        let Some(hasher) = self.hasher.as_ref() else {
+            out.clear();
+            return;
+        };
+        self.parts.collect(
+            self.table.units.len(),
+            |u, part| self.unit_pairs::<K>(hasher, u, part),
+            out,
+        );
+    }
+
+    /// Appends the neighbours of `point` (caller indices, unsorted) with kernel `K`.
+    fn query_with<K: MaskKernel>(&self, point: [T; 3], out: &mut Vec<u32>) {
+        let Some(hasher) = self.hasher.as_ref() else {
+            return;
+        };
+        let c = hasher.cell(point);
+        if !near_span(&hasher.table, c) {
+            return;
+        }
+        let table = &self.table;
+        let cells = NEIGHBOURHOOD.map(|offset| add(c, offset));
+        let keys = cells.map(|n| hasher.key(n));
+        let mut runs = [(0, 0); 27];
+        table.runs(&keys, &cells, &mut runs);
+        for run in runs {
+            within_point::<T, K>(table, self.r2, point, run, &mut |q| {
+                out.push(table.order[q as usize])
+            });
+        }
+    }
+
+    /// Counts the distance tests of the pairs search and the foreign points a whole-bucket
+    /// scan would add, in one parallel pass over the cells.
+    fn candidate_counts(&self) -> (u64, u64) {
+        let Some(hasher) = self.hasher.as_ref() else {
+            return (0, 0);
+        };
+        let table = &self.table;
+        table
+            .units
+            .par_iter()
+            .map(|&(lo, hi)| {
+                let (mut tests, mut foreign) = (0u64, 0u64);
+                for b in lo..hi {
+                    table.for_each_run(b, |s, e, c| {
+                        let m = u64::from(e - s);
+                        tests += m * (m - 1) / 2;
+                        // Distinct buckets visited, with the points of visited cells in each.
+                        let mut visited = [(b, e - s); 14];
+                        let mut distinct = 1;
+                        for offset in FORWARD {
+                            let n = add(c, offset);
+                            let key = hasher.key(n);
+                            let run = table.run(key, n);
+                            let len = run.1 - run.0;
+                            tests += m * u64::from(len);
+                            match visited[..distinct].iter_mut().find(|v| v.0 == key) {
+                                Some(v) => v.1 += len,
+                                None => {
+                                    visited[distinct] = (key, len);
+                                    distinct += 1;
+                                }
+                            }
+                        }
+                        for &(key, useful) in &visited[..distinct] {
+                            let (bs, be) = table.bucket_range(key);
+                            foreign += m * u64::from(be - bs - useful);
+                        }
+                    });
+                }
+                (tests, foreign)
+            })
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    }
+}
+
+impl<T: Real> FixedRadiusScheme<T> for XorScheme<T> {
+    fn name(&self) -> &'static str {
+        "xor"
+    }
+
+    fn radius(&self) -> T {
+        self.radius
+    }
+
+    fn build(&mut self, points: &[[T; 3]]) -> Result<(), Error> {
+        self.build_table(points)
+    }
+
+    fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    fn pairs(&self, out: &mut Vec<[u32; 2]>) {
+        match self.kernel {
+            Kernel::Simd => self.pairs_with::<SimdKernel>(out),
+            Kernel::Scalar => self.pairs_with::<ScalarKernel>(out),
+        }
+    }
+
+    fn neighbor_lists(&self, out: &mut NeighborLists<T>) {
+        let mut pairs = self
+            .pairs_scratch
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.pairs(&mut pairs);
+        lists_from_pairs(self.len(), &pairs, out);
+    }
+
+    fn for_each_pair(&self, visit: &mut dyn FnMut(u32, u32)) {
+        let Some(hasher) = self.hasher.as_ref() else {
+            return;
+        };
+        let order = &self.table.order;
+        let mut emit = |p: u32, q: u32| {
+            let (i, j) = (order[p as usize], order[q as usize]);
+            if i < j { visit(i, j) } else { visit(j, i) }
+        };
+        for &unit in &self.table.units {
+            match self.kernel {
+                Kernel::Simd => self.walk_unit::<SimdKernel>(hasher, unit, &mut emit),
+                Kernel::Scalar => self.walk_unit::<ScalarKernel>(hasher, unit, &mut emit),
+            }
+        }
+    }
+
+    fn query_point(&self, point: [T; 3], out: &mut Vec<u32>) -> Result<(), Error> {
+        check_point(point)?;
+        out.clear();
+        match self.kernel {
+            Kernel::Simd => self.query_with::<SimdKernel>(point, out),
+            Kernel::Scalar => self.query_with::<ScalarKernel>(point, out),
+        }
+        out.sort_unstable();
+        Ok(())
+    }
+
+    fn stats(&self) -> SchemeStats {
+        let mut stats = SchemeStats::from_starts(&self.table.starts);
+        stats.pair_candidates = self.candidate_counts().0;
+        stats
+    }
+}
