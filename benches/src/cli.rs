@@ -4,52 +4,86 @@ use std::path::PathBuf;
 
 use crate::broadphase::engines::BroadEngine;
 use crate::broadphase::runner::{BROAD_SIZES, BroadRun};
-use crate::engines::Engine;
-use crate::runner::{DEFAULT_SEED, DEFAULT_SIZES, DEFAULT_THREADS, SceneRun};
+use crate::broadphase::scenario::BroadScene;
+use crate::engines::{Engine, PyPeer};
+use crate::runner::{
+    DEFAULT_SEED, DEFAULT_SIZES, FULL_MAX_SIZE, SceneRun, default_threads, full_sizes,
+    scaling_threads,
+};
 use crate::scenes::Scene;
+use crate::schemes::{SchemeKind, SchemeRun};
 
 /// The usage text printed by `--help`.
 pub const USAGE: &str = "\
-hhg-bench: compare hhg with its peers: fixed-radius neighbour lists (kiddo, brute force) and the
-broad phase of moving boxes (sort-and-sweep, parry3d's BVH, brute force)
+hhg-bench: compare hhg with its peers: fixed-radius neighbour lists (kiddo, rstar, brute force,
+Python peers), hashing schemes (core, xor, pouchol, group) and the broad phase of moving boxes
+(sort-and-sweep, parry3d's BVH, brute force)
 
 USAGE:
     hhg-bench [OPTIONS]
-        Runs the particle suite and the broad-phase suite (--suite picks one), prints a table
-        per suite and writes <out>/results.json and <out>/report.md.
+        Runs the particle, scheme and broad-phase suites (--suite picks one), shows a progress
+        bar, prints a table per suite and a summary, and writes results.json, report.md and
+        SVG plots to <out>/<timestamp>/ (results.json and report.md also to <out>/).
 
-        particles: generated scenes (uniform, dambreak, clustered; r = 1) at 10k, 100k and 1M
-        points. Every engine runs on the shuffled points (case `<scene>-random`); hhg and kiddo
-        also run on the points in hhg's cell order (`<scene>-sorted`). Brute force runs up to
-        20000 points.
+        The quick default (about two minutes on two cores) runs the particle scenes at 10k and
+        100k points, the schemes on uniform, dambreak and clustered, the broad-phase scenes at
+        1k, 10k and 100k boxes, and thread scaling on the uniform and cuboids scenes at the
+        largest size. --full runs every scene at the powers of ten from 1k to --max-n
+        (default 1M) and thread scaling on every scene at the largest size.
 
-        broadphase: the moving cuboids of Schornbaum's thesis (edges 1 to 12, about 2
-        overlapping pairs per box, periodic motion) at 1k, 10k, 100k and 1M boxes. hhg, sap
-        (sort and sweep), parry (parry3d's BVH) and brute force (up to 20000 boxes) each time
-        their setup, then one warm-up step and the measured steps (update, then detection of
-        all pairs); the table shows medians.
+        particles: uniform (~40 neighbours), dambreak (SPH block), clustered (50 Gaussian
+        clusters), sheet (1024:1 slab), outlier (uniform plus one far point), variable (radii
+        over 8x, rule max(ri, rj)). Every engine runs on the shuffled points (`<scene>-random`);
+        all but brute force also on hhg's cell order (`<scene>-sorted`). Brute force runs up
+        to 20000 points. Python peers (--peers python) run on the random order of the
+        fixed-radius scenes.
+
+        schemes: every hashing scheme builds and lists the unique pairs of the same scenes
+        (random order); reported with candidate tests per pair and the largest bucket load.
+
+        broadphase: cuboids (Schornbaum's thesis: edges 1 to 12, about 2 overlapping pairs per
+        box, moving), long (10 x 1 x 1 objects), static (90 % static), huge (huge and infinite
+        boxes mixed in) at 1k, 10k and 100k boxes. hhg, sap (sort and sweep), parry (parry3d's
+        BVH; finite boxes only) and brute force (up to 20000 boxes) each time their setup,
+        then one warm-up step and the measured steps (update, then detection of all pairs);
+        the tables show medians.
 
     hhg-bench --points FILE --radius R [OPTIONS]
-        Raw little-endian f32 x, y, z triples (12 bytes per point) from FILE; the case is the
-        file stem. Runs hhg and kiddo unless --engine says otherwise, and prints one JSON line
+        The points of FILE: `.xyz` text, `.ply` (ASCII or binary), anything else raw
+        little-endian f32 x, y, z triples (12 bytes per point); the case is the file stem.
+        Runs hhg and kiddo unless --engine or --peers says otherwise, and prints one JSON line
         per engine, plus the table unless --json is given.
 
 OPTIONS:
-    --suite NAME      particles, broadphase or all (default: all).
-    --scene NAME      Only this particle scene (uniform, dambreak, clustered); repeatable.
+    --suite NAME      particles, schemes, broadphase or all (default: all).
+    --full            The full matrix: every scene, sizes 1k, 10k, ... up to --max-n, thread
+                      scaling on every scene.
+    --scene NAME      Only this scene, of either suite (uniform, dambreak, clustered, sheet,
+                      outlier, variable; cuboids, long, static, huge); repeatable. A suite none
+                      of whose scenes is named is skipped.
+    --scheme NAME     Only this hashing scheme (core, xor, pouchol, group); repeatable. Without
+                      --suite or --engine, runs the scheme suite alone.
     --n N             Only this point or box count (e.g. 20000, 50k, 1M); repeatable.
-    --max-n N         Skip counts above N (default: no limit, i.e. up to 1M).
-    --engine NAME     Only this engine; repeatable. Particles: hhg, kiddo, brute; broad phase:
-                      hhg, sap, parry, brute. With --suite all, a suite none of whose engines
-                      is named is skipped.
-    --threads T       Worker threads in the rayon pool (default: 2).
-    --reps K          Particle suite: runs per measurement, best taken (default: 3 up to 100k
-                      points, 2 above).
+    --max-n N         Skip counts above N; with --full, the largest size (default 1M).
+    --engine NAME     Only this engine; repeatable. Particles: hhg, kiddo, rstar, brute, vesin,
+                      freud, scipy, matscipy; broad phase: hhg, sap, parry, brute. With
+                      --suite all, a suite none of whose engines is named is skipped.
+    --peers python    Add the Python peers (vesin, freud, scipy, matscipy) to the particle
+                      suite; skipped with a message when Python or a package is missing
+                      (pip install vesin freud-analysis scipy matscipy).
+    --threads T       Worker threads in the rayon pool (default: all logical CPUs).
+    --scaling-threads LIST
+                      Thread counts of the scaling measurement (default: 1, 2, 4, ... and all
+                      logical CPUs).
+    --no-scaling      Skip the thread-scaling measurement.
+    --reps K          Particle and scheme suites: runs per measurement, best taken (default: 3
+                      up to 100k points, 2 above).
     --steps K         Broad-phase suite: measured steps per run, after one warm-up step
                       (default: 5 up to 100k boxes, 3 above).
     --seed S          Base seed of the generated inputs (default: 0x5eed000000000001).
-    --out DIR         Where results.json and report.md go (default: $HHG_BENCH_OUT_DIR,
-                      else target/bench).
+    --out DIR         Where the result files go (default: $HHG_BENCH_OUT_DIR, else
+                      target/bench).
+    --compare FILE    Also compare with an earlier results.json: a table of time ratios.
     --points FILE     Benchmark the points in FILE instead of generated scenes.
     --radius R        Search radius for --points.
     --json            Print JSON lines instead of the tables.
@@ -65,20 +99,41 @@ pub const OUT_DIR_VAR: &str = "HHG_BENCH_OUT_DIR";
 /// The default output directory, relative to the working directory.
 pub const DEFAULT_OUT_DIR: &str = "target/bench";
 
+/// Which cases the thread-scaling measurement covers, and with how many threads.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ScalingPlan {
+    /// Thread counts, ascending.
+    pub threads: Vec<usize>,
+    /// Particle cases: scene and point count.
+    pub particles: Vec<(Scene, usize)>,
+    /// Broad-phase cases: scene and box count.
+    pub broad: Vec<(BroadScene, usize)>,
+}
+
 /// What the binary was asked to do.
+// One command is made per process, so the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Command {
     /// Print the usage.
     Help,
-    /// Benchmark generated inputs: particle scenes, the broad-phase scenario, or both.
+    /// Benchmark generated inputs: particle scenes, hashing schemes, the broad phase.
     Scenes {
         /// What the particle suite runs; `None` when it is not run.
         run: Option<SceneRun>,
+        /// What the scheme suite runs; `None` when it is not run.
+        schemes: Option<SchemeRun>,
         /// What the broad-phase suite runs; `None` when it is not run.
         broad: Option<BroadRun>,
+        /// The thread-scaling measurement; `None` when it is not run.
+        scaling: Option<ScalingPlan>,
+        /// Whether this is the `--full` matrix.
+        full: bool,
         /// Where the result files go; `None` means the default.
         out: Option<PathBuf>,
-        /// JSON lines instead of the table.
+        /// An earlier `results.json` to compare with.
+        compare: Option<PathBuf>,
+        /// JSON lines instead of the tables.
         json: bool,
     },
     /// Benchmark a point file.
@@ -103,21 +158,28 @@ pub enum Command {
 pub enum Suite {
     /// Fixed-radius neighbour lists on particle scenes.
     Particles,
+    /// Hashing schemes on fixed-radius particle scenes.
+    Schemes,
     /// All overlapping pairs of moving boxes.
     Broadphase,
-    /// Both.
+    /// All three.
     All,
 }
 
 impl Suite {
     /// Whether the particle suite is included.
     pub fn particles(self) -> bool {
-        self != Suite::Broadphase
+        matches!(self, Suite::Particles | Suite::All)
+    }
+
+    /// Whether the scheme suite is included.
+    pub fn schemes(self) -> bool {
+        matches!(self, Suite::Schemes | Suite::All)
     }
 
     /// Whether the broad-phase suite is included.
     pub fn broadphase(self) -> bool {
-        self != Suite::Particles
+        matches!(self, Suite::Broadphase | Suite::All)
     }
 }
 
@@ -127,10 +189,11 @@ impl std::str::FromStr for Suite {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "particles" => Ok(Suite::Particles),
+            "schemes" => Ok(Suite::Schemes),
             "broadphase" => Ok(Suite::Broadphase),
             "all" => Ok(Suite::All),
             _ => Err(format!(
-                "unknown suite `{s}` (expected particles, broadphase or all)"
+                "unknown suite `{s}` (expected particles, schemes, broadphase or all)"
             )),
         }
     }
@@ -174,18 +237,25 @@ where
     I: IntoIterator<Item = String>,
 {
     let mut scenes: Vec<Scene> = Vec::new();
+    let mut broad_scenes: Vec<BroadScene> = Vec::new();
+    let mut scheme_kinds: Vec<SchemeKind> = Vec::new();
     let mut sizes: Vec<usize> = Vec::new();
     let mut max_n: Option<usize> = None;
     let mut engine_names: Vec<String> = Vec::new();
     let mut suite: Option<Suite> = None;
-    let mut threads = DEFAULT_THREADS;
+    let mut threads = default_threads();
+    let mut scaling_counts: Option<Vec<usize>> = None;
+    let mut no_scaling = false;
     let mut reps: Option<usize> = None;
     let mut steps: Option<usize> = None;
     let mut seed: Option<u64> = None;
     let mut out: Option<PathBuf> = None;
+    let mut compare: Option<PathBuf> = None;
     let mut points: Option<PathBuf> = None;
     let mut radius: Option<f32> = None;
     let mut json = false;
+    let mut full = false;
+    let mut python = false;
 
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -203,9 +273,26 @@ where
         match flag.as_str() {
             "-h" | "--help" => return Ok(Command::Help),
             "--json" => json = true,
+            "--full" => full = true,
+            "--no-scaling" => no_scaling = true,
             "--scene" => {
                 for name in value("--scene")?.split(',') {
-                    scenes.push(name.trim().parse()?);
+                    let name = name.trim();
+                    if let Ok(scene) = name.parse::<Scene>() {
+                        scenes.push(scene);
+                    } else if let Ok(scene) = name.parse::<BroadScene>() {
+                        broad_scenes.push(scene);
+                    } else {
+                        return Err(format!(
+                            "unknown scene `{name}` (expected uniform, dambreak, clustered, \
+                             sheet, outlier, variable, cuboids, long, static or huge)"
+                        ));
+                    }
+                }
+            }
+            "--scheme" => {
+                for name in value("--scheme")?.split(',') {
+                    scheme_kinds.push(name.trim().parse()?);
                 }
             }
             "--engine" => {
@@ -213,12 +300,19 @@ where
                     let name = name.trim();
                     if name.parse::<Engine>().is_err() && name.parse::<BroadEngine>().is_err() {
                         return Err(format!(
-                            "unknown engine `{name}` (expected hhg, kiddo, sap, parry or brute)"
+                            "unknown engine `{name}` (expected hhg, kiddo, rstar, sap, parry, \
+                             brute, vesin, freud, scipy or matscipy)"
                         ));
                     }
                     engine_names.push(name.to_owned());
                 }
             }
+            "--peers" => match value("--peers")?.as_str() {
+                "python" => python = true,
+                other => {
+                    return Err(format!("unknown peers `{other}` (expected python)"));
+                }
+            },
             "--suite" => suite = Some(value("--suite")?.parse()?),
             "--n" => {
                 for count in value("--n")?.split(',') {
@@ -227,10 +321,20 @@ where
             }
             "--max-n" => max_n = Some(parse_count(&value("--max-n")?)?),
             "--threads" => threads = positive("--threads", &value("--threads")?)?,
+            "--scaling-threads" => {
+                let mut counts = Vec::new();
+                for t in value("--scaling-threads")?.split(',') {
+                    counts.push(positive("--scaling-threads", t.trim())?);
+                }
+                counts.sort_unstable();
+                counts.dedup();
+                scaling_counts = Some(counts);
+            }
             "--reps" => reps = Some(positive("--reps", &value("--reps")?)?),
             "--steps" => steps = Some(positive("--steps", &value("--steps")?)?),
             "--seed" => seed = Some(parse_seed(&value("--seed")?)?),
             "--out" => out = Some(PathBuf::from(value("--out")?)),
+            "--compare" => compare = Some(PathBuf::from(value("--compare")?)),
             "--points" => points = Some(PathBuf::from(value("--points")?)),
             "--radius" => {
                 let v = value("--radius")?;
@@ -243,15 +347,33 @@ where
         }
     }
 
+    // The particle engines named, with the Python peers that --peers adds.
+    let mut particle_engines: Vec<Engine> =
+        engine_names.iter().filter_map(|n| n.parse().ok()).collect();
+    let python_named = particle_engines
+        .iter()
+        .any(|e| matches!(e, Engine::Python(_)));
+    if python && !python_named {
+        if particle_engines.is_empty() {
+            particle_engines.extend(Engine::ALL);
+        }
+        particle_engines.extend(PyPeer::ALL.map(Engine::Python));
+    }
+
     if let Some(file) = points {
         let scene_only = [
-            (!scenes.is_empty(), "--scene"),
+            (!scenes.is_empty() || !broad_scenes.is_empty(), "--scene"),
+            (!scheme_kinds.is_empty(), "--scheme"),
             (!sizes.is_empty(), "--n"),
             (max_n.is_some(), "--max-n"),
             (seed.is_some(), "--seed"),
             (out.is_some(), "--out"),
             (suite.is_some(), "--suite"),
             (steps.is_some(), "--steps"),
+            (full, "--full"),
+            (compare.is_some(), "--compare"),
+            (scaling_counts.is_some(), "--scaling-threads"),
+            (no_scaling, "--no-scaling"),
         ];
         if let Some((_, flag)) = scene_only.iter().find(|(given, _)| *given) {
             return Err(format!(
@@ -259,10 +381,20 @@ where
             ));
         }
         let radius = radius.ok_or("--points needs --radius R")?;
-        let mut engines = engine_names
+        if engine_names
             .iter()
-            .map(|name| name.parse::<Engine>())
-            .collect::<Result<Vec<Engine>, String>>()?;
+            .any(|name| name.parse::<Engine>().is_err())
+        {
+            let name = engine_names
+                .iter()
+                .find(|name| name.parse::<Engine>().is_err())
+                .cloned()
+                .unwrap_or_default();
+            return Err(format!(
+                "`{name}` is a broad-phase engine, not one for --points"
+            ));
+        }
+        let mut engines = particle_engines;
         if engines.is_empty() {
             engines = vec![Engine::Hhg, Engine::Kiddo];
         }
@@ -276,68 +408,148 @@ where
         });
     }
     if radius.is_some() {
-        return Err("--radius applies to --points only (generated scenes use r = 1)".into());
+        return Err("--radius applies to --points only (generated scenes have their own)".into());
     }
 
     let suite_given = suite.is_some();
-    let suite = suite.unwrap_or(Suite::All);
-    if !suite.particles() {
+    // --scheme alone asks for the scheme suite.
+    let suite = suite.unwrap_or(if !scheme_kinds.is_empty() && engine_names.is_empty() {
+        Suite::Schemes
+    } else {
+        Suite::All
+    });
+    if !suite.particles() && !suite.schemes() {
         let particle_only = [(!scenes.is_empty(), "--scene"), (reps.is_some(), "--reps")];
         if let Some((_, flag)) = particle_only.iter().find(|(given, _)| *given) {
             return Err(format!(
-                "{flag} applies to the particle suite, not to --suite broadphase"
+                "{flag} applies to the particle and scheme suites, not to --suite broadphase"
             ));
         }
     }
-    if !suite.broadphase() && steps.is_some() {
-        return Err("--steps applies to the broad-phase suite, not to --suite particles".into());
+    if !suite.broadphase() && (steps.is_some() || !broad_scenes.is_empty()) {
+        let flag = if steps.is_some() {
+            "--steps"
+        } else {
+            "--scene"
+        };
+        return Err(format!(
+            "{flag} applies to the broad-phase suite, which is not selected"
+        ));
+    }
+    if !suite.schemes() && !scheme_kinds.is_empty() {
+        return Err("--scheme applies to the scheme suite, which is not selected".into());
     }
     if sizes.contains(&0) {
         return Err("a count of 0 cannot be benchmarked".into());
     }
     let pick_sizes = |defaults: &[usize]| -> Vec<usize> {
-        let mut list = if sizes.is_empty() {
-            defaults.to_vec()
-        } else {
-            sizes.clone()
-        };
+        if !sizes.is_empty() {
+            let mut list = sizes.clone();
+            if let Some(max) = max_n {
+                list.retain(|&n| n <= max);
+            }
+            return list;
+        }
+        if full {
+            return full_sizes(max_n.unwrap_or(FULL_MAX_SIZE));
+        }
+        let mut list = defaults.to_vec();
         if let Some(max) = max_n {
             list.retain(|&n| n <= max);
         }
         list
     };
     let seed = seed.unwrap_or(DEFAULT_SEED);
+    let any_scene_named = !scenes.is_empty() || !broad_scenes.is_empty();
+    scenes.dedup();
+    broad_scenes.dedup();
 
-    // A suite runs when it was asked for and has a count and an engine left; with `--suite all`
-    // a suite that filters leave empty is skipped, an explicitly chosen one is an error.
+    // A suite runs when it was asked for and has a scene, a count and an engine left; with
+    // `--suite all`, a suite that the filters leave empty is skipped, an explicitly chosen one
+    // is an error.
+    let explicit = |s: Suite| suite_given && suite == s;
     let mut run = None;
     if suite.particles() {
-        let engines: Vec<Engine> = engine_names.iter().filter_map(|n| n.parse().ok()).collect();
-        let no_engine = !engine_names.is_empty() && engines.is_empty();
-        let mut config = SceneRun {
+        let no_engine = !engine_names.is_empty() && particle_engines.is_empty();
+        let no_scene = any_scene_named && scenes.is_empty();
+        let config = SceneRun {
+            scenes: if scenes.is_empty() {
+                Scene::ALL.to_vec()
+            } else {
+                scenes.clone()
+            },
+            sizes: pick_sizes(&DEFAULT_SIZES),
+            engines: if particle_engines.is_empty() {
+                Engine::ALL.to_vec()
+            } else {
+                particle_engines.clone()
+            },
             threads,
             reps,
             seed,
-            sizes: pick_sizes(&DEFAULT_SIZES),
-            ..SceneRun::default()
         };
-        if !scenes.is_empty() {
-            scenes.dedup();
-            config.scenes = scenes;
-        }
-        if !engines.is_empty() {
-            config.engines = engines;
-        }
-        if suite_given && suite == Suite::Particles {
+        if explicit(Suite::Particles) {
             if no_engine {
-                return Err("no particle engine among --engine (hhg, kiddo, brute)".into());
+                return Err(
+                    "no particle engine among --engine (hhg, kiddo, rstar, brute, vesin, freud, \
+                     scipy, matscipy)"
+                        .into(),
+                );
+            }
+            if no_scene {
+                return Err("no particle scene among --scene".into());
             }
             if config.sizes.is_empty() {
                 return Err("no point count left to run (check --n and --max-n)".into());
             }
         }
-        if !no_engine && !config.sizes.is_empty() {
+        if !no_engine && !no_scene && !config.sizes.is_empty() {
             run = Some(config);
+        }
+    }
+    let mut schemes = None;
+    if suite.schemes() {
+        let no_engine = !engine_names.is_empty() && scheme_kinds.is_empty();
+        let fixed: Vec<Scene> = scenes
+            .iter()
+            .copied()
+            .filter(|s| !s.is_variable())
+            .collect();
+        let no_scene = any_scene_named && fixed.is_empty();
+        let config = SchemeRun {
+            scenes: if !fixed.is_empty() {
+                fixed
+            } else if full {
+                Scene::ALL
+                    .into_iter()
+                    .filter(|s| !s.is_variable())
+                    .collect()
+            } else {
+                Scene::SCHEME_DEFAULT.to_vec()
+            },
+            sizes: pick_sizes(&DEFAULT_SIZES),
+            schemes: if scheme_kinds.is_empty() {
+                SchemeKind::ALL.to_vec()
+            } else {
+                let mut kinds = scheme_kinds.clone();
+                kinds.sort();
+                kinds.dedup();
+                kinds
+            },
+            threads,
+            reps,
+            seed,
+        };
+        if explicit(Suite::Schemes) {
+            if no_scene {
+                return Err("no fixed-radius particle scene among --scene for the schemes".into());
+            }
+            if config.sizes.is_empty() {
+                return Err("no point count left to run (check --n and --max-n)".into());
+            }
+        }
+        if !no_engine && !no_scene && !config.sizes.is_empty() {
+            schemes = Some(config);
         }
     }
     let mut broad = None;
@@ -345,7 +557,13 @@ where
         let engines: Vec<BroadEngine> =
             engine_names.iter().filter_map(|n| n.parse().ok()).collect();
         let no_engine = !engine_names.is_empty() && engines.is_empty();
+        let no_scene = any_scene_named && broad_scenes.is_empty();
         let config = BroadRun {
+            scenes: if broad_scenes.is_empty() {
+                BroadScene::ALL.to_vec()
+            } else {
+                broad_scenes.clone()
+            },
             sizes: pick_sizes(&BROAD_SIZES),
             engines: if engines.is_empty() {
                 BroadEngine::ALL.to_vec()
@@ -356,25 +574,75 @@ where
             steps,
             seed,
         };
-        if suite_given && suite == Suite::Broadphase {
+        if explicit(Suite::Broadphase) {
             if no_engine {
                 return Err("no broad-phase engine among --engine (hhg, sap, parry, brute)".into());
+            }
+            if no_scene {
+                return Err("no broad-phase scene among --scene".into());
             }
             if config.sizes.is_empty() {
                 return Err("no box count left to run (check --n and --max-n)".into());
             }
         }
-        if !no_engine && !config.sizes.is_empty() {
+        if !no_engine && !no_scene && !config.sizes.is_empty() {
             broad = Some(config);
         }
     }
-    if run.is_none() && broad.is_none() {
-        return Err("nothing left to run (check --suite, --n, --max-n and --engine)".into());
+    if run.is_none() && schemes.is_none() && broad.is_none() {
+        return Err(
+            "nothing left to run (check --suite, --scene, --scheme, --n, --max-n and --engine)"
+                .into(),
+        );
     }
+    let scaling = if no_scaling {
+        None
+    } else {
+        let counts = scaling_counts.unwrap_or_else(|| scaling_threads(default_threads()));
+        let mut plan = ScalingPlan {
+            threads: counts,
+            ..ScalingPlan::default()
+        };
+        if let Some(run) = &run
+            && let Some(&n) = run.sizes.iter().max()
+        {
+            plan.particles = if full {
+                run.scenes.iter().map(|&s| (s, n)).collect()
+            } else {
+                let scene = if run.scenes.contains(&Scene::Uniform) {
+                    Scene::Uniform
+                } else {
+                    run.scenes[0]
+                };
+                vec![(scene, n)]
+            };
+        }
+        if let Some(broad) = &broad
+            && let Some(&n) = broad.sizes.iter().max()
+        {
+            plan.broad = if full {
+                broad.scenes.iter().map(|&s| (s, n)).collect()
+            } else {
+                let scene = if broad.scenes.contains(&BroadScene::Cuboids) {
+                    BroadScene::Cuboids
+                } else {
+                    broad.scenes[0]
+                };
+                vec![(scene, n)]
+            };
+        }
+        let other_counts = plan.threads.iter().any(|&t| t != threads);
+        let any_case = !plan.particles.is_empty() || !plan.broad.is_empty();
+        (other_counts && any_case).then_some(plan)
+    };
     Ok(Command::Scenes {
         run,
+        schemes,
         broad,
+        scaling,
+        full,
         out,
+        compare,
         json,
     })
 }
@@ -387,12 +655,38 @@ mod tests {
         parse(s.split_whitespace().map(str::to_owned))
     }
 
-    #[test]
-    fn defaults_run_everything() {
+    /// The suites of a scenes command.
+    fn suites(
+        command: Command,
+    ) -> (
+        Option<SceneRun>,
+        Option<SchemeRun>,
+        Option<BroadRun>,
+        Option<ScalingPlan>,
+    ) {
         let Command::Scenes {
             run,
+            schemes,
             broad,
+            scaling,
+            ..
+        } = command
+        else {
+            panic!("expected scenes");
+        };
+        (run, schemes, broad, scaling)
+    }
+
+    #[test]
+    fn defaults_run_everything_quickly() {
+        let Command::Scenes {
+            run,
+            schemes,
+            broad,
+            scaling,
+            full,
             out,
+            compare,
             json,
         } = parse_str("").unwrap()
         else {
@@ -400,90 +694,133 @@ mod tests {
         };
         let run = run.expect("the particle suite runs by default");
         assert_eq!(run, SceneRun::default());
+        assert_eq!(run.sizes, [10_000, 100_000]);
+        assert_eq!(run.scenes, Scene::ALL);
+        assert_eq!(run.threads, default_threads());
+        assert_eq!(schemes, Some(SchemeRun::default()));
         assert_eq!(broad, Some(BroadRun::default()));
-        assert_eq!(broad.unwrap().sizes, [1_000, 10_000, 100_000, 1_000_000]);
-        assert_eq!(run.threads, 2);
-        assert_eq!(out, None);
-        assert!(!json);
+        assert_eq!(broad.unwrap().sizes, [1_000, 10_000, 100_000]);
+        if default_threads() > 1 {
+            let scaling = scaling.expect("scaling runs by default");
+            assert_eq!(scaling.particles, [(Scene::Uniform, 100_000)]);
+            assert_eq!(scaling.broad, [(BroadScene::Cuboids, 100_000)]);
+            assert_eq!(scaling.threads, scaling_threads(default_threads()));
+        }
+        assert!(!full && !json);
+        assert_eq!((out, compare), (None, None));
+    }
+
+    #[test]
+    fn the_full_matrix() {
+        let (run, schemes, broad, scaling) =
+            suites(parse_str("--full --max-n 300000 --scaling-threads 1,2 --threads 2").unwrap());
+        let run = run.unwrap();
+        assert_eq!(run.sizes, [1_000, 10_000, 100_000, 300_000]);
+        assert_eq!(
+            schemes.unwrap().scenes,
+            Scene::ALL
+                .into_iter()
+                .filter(|s| !s.is_variable())
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(broad.unwrap().sizes, [1_000, 10_000, 100_000, 300_000]);
+        let scaling = scaling.unwrap();
+        assert_eq!(scaling.threads, [1, 2]);
+        assert_eq!(scaling.particles.len(), Scene::ALL.len());
+        assert_eq!(scaling.broad.len(), BroadScene::ALL.len());
+        let (run, ..) = suites(parse_str("--full").unwrap());
+        assert_eq!(run.unwrap().sizes, [1_000, 10_000, 100_000, 1_000_000]);
+        let (.., scaling) = suites(parse_str("--no-scaling").unwrap());
+        assert_eq!(scaling, None);
+        let (.., scaling) = suites(parse_str("--threads 1 --scaling-threads 1").unwrap());
+        assert_eq!(scaling, None, "no thread count other than the main run's");
     }
 
     #[test]
     fn filters_and_limits() {
-        let Command::Scenes {
-            run: Some(run),
-            broad: Some(broad),
-            out,
-            ..
-        } = parse_str(
-            "--max-n 100000 --scene dambreak --scene=uniform --engine hhg,kiddo --threads 1 --reps 5 --seed 0x10 --out x",
-        )
-        .unwrap() else {
-            panic!("expected both suites");
-        };
-        assert_eq!(broad.sizes, [1_000, 10_000, 100_000]);
-        assert_eq!(broad.engines, [BroadEngine::Hhg]);
-        assert_eq!((broad.threads, broad.steps, broad.seed), (1, None, 16));
+        let (run, schemes, broad, _) = suites(
+            parse_str(
+                "--max-n 100000 --scene dambreak --scene=uniform --engine hhg,kiddo --threads 1 --reps 5 --seed 0x10 --out x",
+            )
+            .unwrap(),
+        );
+        let run = run.unwrap();
+        // Only particle scenes are named, so the broad-phase suite is skipped; no scheme is
+        // named among the engines, so the scheme suite is too.
+        assert_eq!(broad, None);
+        assert_eq!(schemes, None);
         assert_eq!(run.sizes, [10_000, 100_000]);
         assert_eq!(run.scenes, [Scene::Dambreak, Scene::Uniform]);
         assert_eq!(run.engines, [Engine::Hhg, Engine::Kiddo]);
         assert_eq!((run.threads, run.reps, run.seed), (1, Some(5), 16));
-        assert_eq!(out, Some(PathBuf::from("x")));
 
-        let Command::Scenes {
-            run: Some(run),
-            broad: Some(broad),
-            ..
-        } = parse_str("--n 3k --n 1_500").unwrap()
-        else {
-            panic!("expected both suites");
-        };
-        assert_eq!(run.sizes, [3000, 1500]);
-        assert_eq!(broad.sizes, [3000, 1500]);
+        let (run, schemes, broad, _) = suites(parse_str("--n 3k --n 1_500").unwrap());
+        assert_eq!(run.unwrap().sizes, [3000, 1500]);
+        assert_eq!(schemes.unwrap().sizes, [3000, 1500]);
+        assert_eq!(broad.unwrap().sizes, [3000, 1500]);
         assert!(parse_str("--suite particles --max-n 5000").is_err());
         assert!(parse_str("--n 0").is_err());
+
+        let (run, schemes, broad, _) =
+            suites(parse_str("--scene long,static --engine hhg,sap --steps 2").unwrap());
+        assert_eq!((run, schemes), (None, None));
+        let broad = broad.unwrap();
+        assert_eq!(broad.scenes, [BroadScene::Long, BroadScene::StaticHeavy]);
+        assert_eq!(broad.engines, [BroadEngine::Hhg, BroadEngine::Sap]);
+        assert_eq!(broad.steps, Some(2));
+    }
+
+    #[test]
+    fn schemes_and_python_peers() {
+        let (run, schemes, broad, _) =
+            suites(parse_str("--scheme xor,core --scene sheet").unwrap());
+        assert_eq!((run, broad), (None, None));
+        let schemes = schemes.unwrap();
+        assert_eq!(schemes.schemes, [SchemeKind::Core, SchemeKind::Xor]);
+        assert_eq!(schemes.scenes, [Scene::Sheet]);
+        assert!(parse_str("--scheme octree").is_err());
+        assert!(parse_str("--suite broadphase --scheme core").is_err());
+        assert!(parse_str("--suite schemes --scene variable").is_err());
+
+        let (run, ..) = suites(parse_str("--peers python --suite particles").unwrap());
+        let engines = run.unwrap().engines;
+        assert!(engines.contains(&Engine::Hhg) && engines.contains(&Engine::Python(PyPeer::Vesin)));
+        assert_eq!(engines.len(), Engine::ALL.len() + PyPeer::ALL.len());
+        let (run, ..) = suites(parse_str("--engine hhg,scipy").unwrap());
+        assert_eq!(
+            run.unwrap().engines,
+            [Engine::Hhg, Engine::Python(PyPeer::Scipy)]
+        );
+        assert!(parse_str("--peers rust").is_err());
     }
 
     #[test]
     fn suites_and_their_filters() {
         // Only the broad-phase suite has a count below 10k by default.
-        let Command::Scenes { run, broad, .. } = parse_str("--max-n 5000").unwrap() else {
-            panic!("expected scenes");
-        };
-        assert_eq!(run, None);
+        let (run, schemes, broad, _) = suites(parse_str("--max-n 5000").unwrap());
+        assert_eq!((run, schemes), (None, None));
         assert_eq!(broad.unwrap().sizes, [1_000]);
 
-        let Command::Scenes {
-            run,
-            broad: Some(broad),
-            ..
-        } = parse_str("--suite broadphase --max-n 100000 --steps 4 --engine sap,parry").unwrap()
-        else {
-            panic!("expected the broad-phase suite");
-        };
+        let (run, _, broad, _) = suites(
+            parse_str("--suite broadphase --max-n 100000 --steps 4 --engine sap,parry").unwrap(),
+        );
+        let broad = broad.unwrap();
         assert_eq!(run, None);
         assert_eq!(broad.sizes, [1_000, 10_000, 100_000]);
         assert_eq!(broad.steps, Some(4));
         assert_eq!(broad.engines, [BroadEngine::Sap, BroadEngine::Parry]);
 
-        let Command::Scenes {
-            run: Some(run),
-            broad,
-            ..
-        } = parse_str("--suite=particles").unwrap()
-        else {
-            panic!("expected the particle suite");
-        };
-        assert_eq!((run, broad), (SceneRun::default(), None));
+        let (run, schemes, broad, _) = suites(parse_str("--suite=particles").unwrap());
+        assert_eq!(
+            (run, schemes, broad),
+            (Some(SceneRun::default()), None, None)
+        );
 
-        // With both suites, an engine of one suite only skips the other suite.
-        let Command::Scenes { run, broad, .. } = parse_str("--engine kiddo").unwrap() else {
-            panic!("expected scenes");
-        };
+        // With all suites, an engine of one suite only skips the others.
+        let (run, schemes, broad, _) = suites(parse_str("--engine kiddo").unwrap());
         assert_eq!(run.unwrap().engines, [Engine::Kiddo]);
-        assert_eq!(broad, None);
-        let Command::Scenes { run, broad, .. } = parse_str("--engine parry").unwrap() else {
-            panic!("expected scenes");
-        };
+        assert_eq!((schemes, broad), (None, None));
+        let (run, _, broad, _) = suites(parse_str("--engine parry").unwrap());
         assert_eq!(
             (run, broad.unwrap().engines),
             (None, vec![BroadEngine::Parry])
@@ -492,12 +829,14 @@ mod tests {
         assert!(parse_str("--suite broadphase --engine kiddo").is_err());
         assert!(parse_str("--suite particles --engine sap").is_err());
         assert!(parse_str("--suite broadphase --scene uniform").is_err());
+        assert!(parse_str("--suite particles --scene huge").is_err());
         assert!(parse_str("--suite broadphase --reps 2").is_err());
         assert!(parse_str("--suite particles --steps 2").is_err());
         assert!(parse_str("--suite everything").is_err());
         assert!(parse_str("--steps 0").is_err());
         assert!(parse_str("--points a.f32 --radius 1 --suite particles").is_err());
         assert!(parse_str("--points a.f32 --radius 1 --engine sap").is_err());
+        assert!(parse_str("--points a.f32 --radius 1 --full").is_err());
     }
 
     #[test]
@@ -509,13 +848,19 @@ mod tests {
             threads,
             json,
             ..
-        } = parse_str("--points a/b.f32 --radius 0.5 --json").unwrap()
+        } = parse_str("--points a/b.f32 --radius 0.5 --json --threads 2").unwrap()
         else {
             panic!("expected points");
         };
         assert_eq!(file, PathBuf::from("a/b.f32"));
         assert_eq!((radius, threads, json), (0.5, 2, true));
         assert_eq!(engines, [Engine::Hhg, Engine::Kiddo]);
+        let Command::Points { engines, .. } =
+            parse_str("--points a.ply --radius 1 --peers python").unwrap()
+        else {
+            panic!("expected points");
+        };
+        assert!(engines.contains(&Engine::Python(PyPeer::Freud)));
         assert!(parse_str("--points a.f32").is_err());
         assert!(parse_str("--points a.f32 --radius 1 --scene uniform").is_err());
         assert!(parse_str("--radius 1").is_err());
@@ -530,7 +875,12 @@ mod tests {
         assert!(parse_str("--engine octree").is_err());
         assert!(parse_str("--threads 0").is_err());
         assert!(parse_str("--threads").is_err());
+        assert!(parse_str("--scaling-threads 0").is_err());
         assert!(parse_count("12x").is_err());
         assert_eq!(parse_count("1M"), Ok(1_000_000));
+        let Command::Scenes { compare, .. } = parse_str("--compare old.json").unwrap() else {
+            panic!("expected scenes");
+        };
+        assert_eq!(compare, Some(PathBuf::from("old.json")));
     }
 }

@@ -1,7 +1,12 @@
-//! The engines under comparison: hhg itself, the kiddo k-d tree and an O(n^2) brute force.
+//! The engines under comparison: hhg itself, the kiddo k-d tree, the rstar R*-tree and an
+//! O(n^2) brute force; the Python peers run in their own process ([`crate::python`]).
 //!
-//! Every engine turns a point set and a radius into neighbour lists in compressed sparse row
-//! form, both directions, excluding self, decided by the exact predicate [`crate::pairs::within`].
+//! Every engine turns a point set and a radius (or one radius per point) into neighbour lists
+//! in compressed sparse row form, both directions, excluding self, decided by the exact
+//! predicate [`crate::pairs::within`] (with radii: [`hhg_core::broad::sphere_pair_within`] by
+//! the rule `|xi - xj| <= max(ri, rj)`). hhg runs `Grid` for one radius and
+//! `VariableRadiusSearch` for radii; the tree peers search within the largest radius and
+//! re-check every candidate with the exact predicate.
 //! hhg reuses the grid and lists of the previous run of the same measurement, as an SPH solver
 //! does from one time step to the next (its buffers only grow, so a repeated run allocates
 //! nothing); the peers' APIs build new structures every run. All parallel work runs on the
@@ -11,9 +16,12 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Instant;
 
+use hhg_core::broad::{RadiusRule, VariableRadiusSearch, sphere_pair_within};
 use hhg_core::{Grid, NeighborLists};
 use kiddo::{ImmutableKdTree, SquaredEuclidean};
 use rayon::prelude::*;
+use rstar::RTree;
+use rstar::primitives::GeomWithData;
 
 use crate::pairs::{PairStats, pair_stats, within};
 
@@ -30,27 +38,85 @@ pub const KIDDO_RADIUS2_SLACK: f32 = 1e-5;
 /// Points per parallel task when an engine fills neighbour lists point by point.
 const CHUNK: usize = 1024;
 
+/// A Python peer, run by `benches/python/peers.py` in its own process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PyPeer {
+    /// vesin's `NeighborList` (cell lists, C++).
+    Vesin,
+    /// freud's `AABBQuery` (a BVH, C++ with TBB threads).
+    Freud,
+    /// scipy's `cKDTree.query_pairs`.
+    Scipy,
+    /// matscipy's `neighbour_list` (cell lists, C).
+    Matscipy,
+}
+
+impl PyPeer {
+    /// All Python peers.
+    pub const ALL: [PyPeer; 4] = [
+        PyPeer::Vesin,
+        PyPeer::Freud,
+        PyPeer::Scipy,
+        PyPeer::Matscipy,
+    ];
+
+    /// The peer's name, as the script reports it.
+    pub fn name(self) -> &'static str {
+        match self {
+            PyPeer::Vesin => "vesin",
+            PyPeer::Freud => "freud",
+            PyPeer::Scipy => "scipy",
+            PyPeer::Matscipy => "matscipy",
+        }
+    }
+}
+
 /// A neighbour search engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Engine {
-    /// hhg-core: `Grid::build` plus `Grid::neighbor_lists`.
+    /// hhg-core: `Grid::build` plus `Grid::neighbor_lists`; with radii, `VariableRadiusSearch`.
     Hhg,
     /// kiddo's `ImmutableKdTree`, one within-radius query per point in parallel.
     Kiddo,
+    /// rstar's `RTree` (bulk loaded), one within-distance query per point in parallel.
+    Rstar,
     /// All pairs, O(n^2), parallel over the query point; only up to [`BRUTE_MAX_N`] points.
     Brute,
+    /// A Python peer (see [`crate::python`]); it cannot run in this process.
+    Python(PyPeer),
+}
+
+/// The search radius of a run: one for all points, or one per point.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Radius<'a> {
+    /// One radius for every pair.
+    Fixed(f32),
+    /// One radius per point; `i` and `j` are neighbours iff `|xi - xj| <= max(ri, rj)`.
+    PerPoint(&'a [f32]),
+}
+
+impl Radius<'_> {
+    /// The largest radius a pair can have.
+    pub fn max(&self) -> f32 {
+        match self {
+            Radius::Fixed(r) => *r,
+            Radius::PerPoint(radii) => radii.iter().copied().fold(0.0, f32::max),
+        }
+    }
 }
 
 impl Engine {
-    /// All engines, in the order results are listed.
-    pub const ALL: [Engine; 3] = [Engine::Hhg, Engine::Kiddo, Engine::Brute];
+    /// The engines that run in this process, in the order results are listed.
+    pub const ALL: [Engine; 4] = [Engine::Hhg, Engine::Kiddo, Engine::Rstar, Engine::Brute];
 
     /// The engine's name on the command line and in reports.
     pub fn name(self) -> &'static str {
         match self {
             Engine::Hhg => "hhg",
             Engine::Kiddo => "kiddo",
+            Engine::Rstar => "rstar",
             Engine::Brute => "brute",
+            Engine::Python(peer) => peer.name(),
         }
     }
 
@@ -59,24 +125,69 @@ impl Engine {
         self != Engine::Brute || n <= BRUTE_MAX_N
     }
 
-    /// Runs the engine once: builds its structure and fills its neighbour lists, timing both.
-    ///
-    /// `previous` is the output of the previous run of the same measurement, if any: hhg reuses
-    /// its buffers; for the peers it is dropped before the clock starts.
+    /// The priority as the reference of a comparison: brute force, then the simplest peer.
+    pub fn reference_priority(self) -> u8 {
+        match self {
+            Engine::Brute => 0,
+            Engine::Kiddo => 1,
+            Engine::Rstar => 2,
+            Engine::Hhg => 3,
+            Engine::Python(_) => 4,
+        }
+    }
+
+    /// Runs the engine once with one radius (see [`Engine::run_with`]).
     pub fn run(
         self,
         points: &[[f32; 3]],
         radius: f32,
         previous: Option<Output>,
     ) -> Result<Output, String> {
-        let reuse = match previous.map(|out| out.lists) {
-            Some(Lists::Hhg { grid, lists }) if self == Engine::Hhg => Some((grid, lists)),
-            _ => None,
-        };
-        match self {
-            Engine::Hhg => run_hhg(points, radius, reuse),
-            Engine::Kiddo => run_kiddo(points, radius),
-            Engine::Brute => Ok(run_brute(points, radius)),
+        self.run_with(points, Radius::Fixed(radius), previous)
+    }
+
+    /// Runs the engine once: builds its structure and fills its neighbour lists, timing both.
+    ///
+    /// `previous` is the output of the previous run of the same measurement, if any: hhg reuses
+    /// its buffers; for the peers it is dropped before the clock starts.
+    pub fn run_with(
+        self,
+        points: &[[f32; 3]],
+        radius: Radius<'_>,
+        previous: Option<Output>,
+    ) -> Result<Output, String> {
+        let previous = previous.map(|out| out.lists);
+        match (self, radius) {
+            (Engine::Hhg, Radius::Fixed(r)) => {
+                let reuse = match previous {
+                    Some(Lists::Hhg { grid, lists }) => Some((grid, lists)),
+                    _ => None,
+                };
+                run_hhg(points, r, reuse)
+            }
+            (Engine::Hhg, Radius::PerPoint(radii)) => {
+                let reuse = match previous {
+                    Some(Lists::HhgVariable { search, lists }) => Some((search, lists)),
+                    _ => None,
+                };
+                run_hhg_variable(points, radii, reuse)
+            }
+            (Engine::Kiddo, radius) => {
+                drop(previous);
+                run_kiddo(points, radius)
+            }
+            (Engine::Rstar, radius) => {
+                drop(previous);
+                Ok(run_rstar(points, radius))
+            }
+            (Engine::Brute, radius) => {
+                drop(previous);
+                Ok(run_brute(points, radius))
+            }
+            (Engine::Python(peer), _) => Err(format!(
+                "{}: a Python peer runs in its own process (see --peers python)",
+                peer.name()
+            )),
         }
     }
 }
@@ -93,8 +204,14 @@ impl FromStr for Engine {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Engine::ALL
             .into_iter()
+            .chain(PyPeer::ALL.map(Engine::Python))
             .find(|engine| engine.name() == s)
-            .ok_or_else(|| format!("unknown engine `{s}` (expected hhg, kiddo or brute)"))
+            .ok_or_else(|| {
+                format!(
+                    "unknown engine `{s}` (expected hhg, kiddo, rstar, brute, vesin, freud, \
+                     scipy or matscipy)"
+                )
+            })
     }
 }
 
@@ -181,6 +298,11 @@ enum Lists {
         grid: Box<Grid<f32>>,
         lists: NeighborLists<f32>,
     },
+    /// hhg's variable-radius search and its lists.
+    HhgVariable {
+        search: Box<VariableRadiusSearch<f32>>,
+        lists: NeighborLists<f32>,
+    },
 }
 
 /// The result of one timed engine run.
@@ -197,7 +319,9 @@ impl Output {
     pub fn len(&self) -> usize {
         match &self.lists {
             Lists::Csr(csr) => csr.len(),
-            Lists::Hhg { lists, .. } => lists.offsets().len().saturating_sub(1),
+            Lists::Hhg { lists, .. } | Lists::HhgVariable { lists, .. } => {
+                lists.offsets().len().saturating_sub(1)
+            }
         }
     }
 
@@ -211,7 +335,9 @@ impl Output {
     pub fn stats(&self, map: Option<&[u32]>) -> PairStats {
         match &self.lists {
             Lists::Csr(csr) => pair_stats(csr.len(), |i| csr.neighbors(i), map),
-            Lists::Hhg { lists, .. } => pair_stats(self.len(), |i| lists.neighbors(i), map),
+            Lists::Hhg { lists, .. } | Lists::HhgVariable { lists, .. } => {
+                pair_stats(self.len(), |i| lists.neighbors(i), map)
+            }
         }
     }
 
@@ -220,7 +346,7 @@ impl Output {
     pub fn cell_order(&self) -> Option<&[u32]> {
         match &self.lists {
             Lists::Hhg { grid, .. } => Some(grid.order()),
-            Lists::Csr(_) => None,
+            Lists::Csr(_) | Lists::HhgVariable { .. } => None,
         }
     }
 }
@@ -251,24 +377,72 @@ fn run_hhg(
     })
 }
 
+/// hhg with one radius per point: `VariableRadiusSearch` (rule `max(ri, rj)`) is (re)built,
+/// then the neighbour lists of all points are filled; with `reuse`, in the previous run's
+/// buffers.
+fn run_hhg_variable(
+    points: &[[f32; 3]],
+    radii: &[f32],
+    reuse: Option<(Box<VariableRadiusSearch<f32>>, NeighborLists<f32>)>,
+) -> Result<Output, String> {
+    let (mut search, mut lists) = reuse.unwrap_or_else(|| {
+        (
+            Box::new(VariableRadiusSearch::new(RadiusRule::Max)),
+            NeighborLists::default(),
+        )
+    });
+    let start = Instant::now();
+    search
+        .build(points, radii)
+        .map_err(|e| format!("hhg: {e}"))?;
+    let built = Instant::now();
+    search.neighbor_lists(&mut lists);
+    let done = Instant::now();
+    Ok(Output {
+        build_s: (built - start).as_secs_f64(),
+        query_s: (done - built).as_secs_f64(),
+        lists: Lists::HhgVariable { search, lists },
+    })
+}
+
+/// The exact neighbour test of points `i` and `j` under `radius` (`r2` is the fixed radius
+/// squared, unused with radii).
+#[inline(always)]
+fn neighbours(points: &[[f32; 3]], radius: Radius<'_>, r2: f32, i: usize, j: usize) -> bool {
+    match radius {
+        Radius::Fixed(_) => within(&points[i], &points[j], r2),
+        Radius::PerPoint(radii) => {
+            sphere_pair_within(points[i], radii[i], points[j], radii[j], false)
+        }
+    }
+}
+
+/// The widened squared radius the tree peers search within: the largest radius, squared,
+/// plus [`KIDDO_RADIUS2_SLACK`].
+fn probe_radius2(radius: Radius<'_>) -> f32 {
+    let r = radius.max();
+    r * r * (1.0 + KIDDO_RADIUS2_SLACK)
+}
+
 /// kiddo: an `ImmutableKdTree` built in parallel, then one unsorted within-radius query per
-/// point in parallel, each candidate re-checked with the exact predicate.
-fn run_kiddo(points: &[[f32; 3]], radius: f32) -> Result<Output, String> {
-    let r2 = radius * radius;
-    let probe = r2 * (1.0 + KIDDO_RADIUS2_SLACK);
+/// point in parallel (within the largest radius), each candidate re-checked with the exact
+/// predicate.
+fn run_kiddo(points: &[[f32; 3]], radius: Radius<'_>) -> Result<Output, String> {
+    let r = radius.max();
+    let r2 = r * r;
+    let probe = probe_radius2(radius);
     let start = Instant::now();
     let tree: ImmutableKdTree<f32, 3> =
         ImmutableKdTree::new_from_slice_parallel(points).map_err(|e| format!("kiddo: {e}"))?;
     let built = Instant::now();
     let csr = Csr::fill_parallel(points.len(), |i, out| {
-        let p = &points[i];
-        tree.query(p)
+        tree.query(&points[i])
             .within::<SquaredEuclidean<f32>>(probe)
             .unsorted()
             .visit(|found| {
-                let j = found.item;
-                if j as usize != i && within(p, &points[j as usize], r2) {
-                    out.push(j);
+                let j = found.item as usize;
+                if j != i && neighbours(points, radius, r2, i, j) {
+                    out.push(j as u32);
                 }
             });
     });
@@ -280,14 +454,45 @@ fn run_kiddo(points: &[[f32; 3]], radius: f32) -> Result<Output, String> {
     })
 }
 
+/// rstar: an R*-tree bulk loaded (sequentially: rstar has no parallel build) from the points
+/// with their indices, then one within-distance query per point in parallel (within the
+/// largest radius), each candidate re-checked with the exact predicate.
+fn run_rstar(points: &[[f32; 3]], radius: Radius<'_>) -> Output {
+    let r = radius.max();
+    let r2 = r * r;
+    let probe = probe_radius2(radius);
+    let start = Instant::now();
+    let items: Vec<GeomWithData<[f32; 3], u32>> = points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| GeomWithData::new(*p, i as u32))
+        .collect();
+    let tree = RTree::bulk_load(items);
+    let built = Instant::now();
+    let csr = Csr::fill_parallel(points.len(), |i, out| {
+        for found in tree.locate_within_distance(points[i], probe) {
+            let j = found.data as usize;
+            if j != i && neighbours(points, radius, r2, i, j) {
+                out.push(j as u32);
+            }
+        }
+    });
+    let done = Instant::now();
+    Output {
+        build_s: (built - start).as_secs_f64(),
+        query_s: (done - built).as_secs_f64(),
+        lists: Lists::Csr(csr),
+    }
+}
+
 /// Brute force: every point is tested against every other, parallel over the query point.
-fn run_brute(points: &[[f32; 3]], radius: f32) -> Output {
-    let r2 = radius * radius;
+fn run_brute(points: &[[f32; 3]], radius: Radius<'_>) -> Output {
+    let r = radius.max();
+    let r2 = r * r;
     let start = Instant::now();
     let csr = Csr::fill_parallel(points.len(), |i, out| {
-        let p = &points[i];
-        for (j, q) in points.iter().enumerate() {
-            if within(p, q, r2) && j != i {
+        for j in 0..points.len() {
+            if neighbours(points, radius, r2, i, j) && j != i {
                 out.push(j as u32);
             }
         }
@@ -313,21 +518,33 @@ mod tests {
     use crate::scenes::{RADIUS, Scene};
 
     #[test]
-    fn brute_and_kiddo_agree_on_every_scene() {
+    fn every_engine_agrees_with_brute_on_every_scene() {
         for scene in Scene::ALL {
-            let points = scene.generate(3000, 99);
+            let data = scene.data(3000, 99);
+            let radius = match &data.radii {
+                Some(radii) => Radius::PerPoint(radii),
+                None => Radius::Fixed(data.radius),
+            };
             let brute = Engine::Brute
-                .run(&points, RADIUS, None)
-                .unwrap()
-                .stats(None);
-            let kiddo = Engine::Kiddo
-                .run(&points, RADIUS, None)
+                .run_with(&data.points, radius, None)
                 .unwrap()
                 .stats(None);
             assert!(brute.pairs > 10_000, "{scene}: {brute:?}");
-            assert!(brute.is_consistent() && kiddo.is_consistent(), "{scene}");
-            assert_eq!(brute, kiddo, "{scene}");
+            assert!(brute.is_consistent(), "{scene}");
+            for engine in [Engine::Kiddo, Engine::Rstar, Engine::Hhg] {
+                let stats = engine
+                    .run_with(&data.points, radius, None)
+                    .unwrap()
+                    .stats(None);
+                assert!(stats.is_consistent(), "{scene} {engine}");
+                assert_eq!(stats, brute, "{scene} {engine}");
+            }
         }
+        assert!(
+            Engine::Python(PyPeer::Scipy)
+                .run(&[[0.0; 3]], 1.0, None)
+                .is_err()
+        );
     }
 
     #[test]
@@ -339,8 +556,10 @@ mod tests {
             .collect();
         let brute = Engine::Brute.run(&points, 1.0, None).unwrap();
         let kiddo = Engine::Kiddo.run(&points, 1.0, None).unwrap();
+        let rstar = Engine::Rstar.run(&points, 1.0, None).unwrap();
         assert_eq!(brute.stats(None).pairs, 54);
         assert_eq!(brute.stats(None), kiddo.stats(None));
+        assert_eq!(brute.stats(None), rstar.stats(None));
         // A radius just below 1 keeps none of them, even with kiddo's widened search.
         let below = 1.0f32 - f32::EPSILON;
         assert_eq!(
@@ -355,7 +574,7 @@ mod tests {
 
     #[test]
     fn hhg_agrees_with_brute_in_both_orders() {
-        for scene in Scene::ALL {
+        for scene in Scene::ALL.into_iter().filter(|s| !s.is_variable()) {
             let points = scene.generate(3000, 5);
             let brute = Engine::Brute
                 .run(&points, RADIUS, None)
@@ -449,7 +668,10 @@ mod tests {
 
     #[test]
     fn engine_names_round_trip() {
-        for engine in Engine::ALL {
+        for engine in Engine::ALL
+            .into_iter()
+            .chain(PyPeer::ALL.map(Engine::Python))
+        {
             assert_eq!(engine.name().parse::<Engine>(), Ok(engine));
         }
         assert!("octree".parse::<Engine>().is_err());

@@ -1,4 +1,12 @@
-//! Reading and writing point files: raw little-endian `f32` triples, 12 bytes per point.
+//! Reading and writing point files: raw little-endian `f32` triples (12 bytes per point), `.xyz`
+//! text and `.ply` point clouds (ASCII or binary, either byte order).
+//!
+//! The format is chosen by the file's extension: `.xyz` and `.ply` are parsed, anything else is
+//! read as raw `f32` triples. XYZ files may have the usual header (a point count, then a
+//! comment line) with an element symbol before the coordinates (`C 1.0 2.0 3.0`; only the first
+//! frame is read), or be plain lines of `x y z` (extra columns and `#` comments are ignored).
+//! PLY files give the points as the `x`, `y` and `z` properties of their `vertex` element, of
+//! any scalar type; other properties and elements are skipped.
 
 use std::fmt;
 use std::fs;
@@ -25,6 +33,13 @@ pub enum PointFileError {
         /// Its size in bytes.
         bytes: usize,
     },
+    /// A text or PLY file that does not parse.
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, and where.
+        message: String,
+    },
 }
 
 impl fmt::Display for PointFileError {
@@ -41,6 +56,9 @@ impl fmt::Display for PointFileError {
                 path.display(),
                 bytes % BYTES_PER_POINT
             ),
+            PointFileError::Parse { path, message } => {
+                write!(f, "cannot parse point file {}: {message}", path.display())
+            }
         }
     }
 }
@@ -49,7 +67,7 @@ impl std::error::Error for PointFileError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             PointFileError::Io { source, .. } => Some(source),
-            PointFileError::BadLength { .. } => None,
+            PointFileError::BadLength { .. } | PointFileError::Parse { .. } => None,
         }
     }
 }
@@ -76,16 +94,352 @@ pub fn encode_points(points: &[[f32; 3]]) -> Vec<u8> {
         .collect()
 }
 
-/// Reads a raw point file.
+/// The formats of point files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PointFormat {
+    /// Raw little-endian `f32` xyz triples.
+    Raw,
+    /// XYZ text.
+    Xyz,
+    /// A PLY point cloud.
+    Ply,
+}
+
+impl PointFormat {
+    /// The format of `path` by its extension (case-insensitive); raw for anything unknown.
+    pub fn of(path: &Path) -> Self {
+        match path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("xyz") => PointFormat::Xyz,
+            Some("ply") => PointFormat::Ply,
+            _ => PointFormat::Raw,
+        }
+    }
+}
+
+/// Reads a point file in the format its extension names (see the module documentation).
 pub fn read_points(path: &Path) -> Result<Vec<[f32; 3]>, PointFileError> {
     let bytes = fs::read(path).map_err(|source| PointFileError::Io {
         path: path.to_owned(),
         source,
     })?;
-    decode_points(&bytes).ok_or_else(|| PointFileError::BadLength {
+    let parse_error = |message: String| PointFileError::Parse {
         path: path.to_owned(),
-        bytes: bytes.len(),
-    })
+        message,
+    };
+    match PointFormat::of(path) {
+        PointFormat::Raw => decode_points(&bytes).ok_or_else(|| PointFileError::BadLength {
+            path: path.to_owned(),
+            bytes: bytes.len(),
+        }),
+        PointFormat::Xyz => {
+            let text = std::str::from_utf8(&bytes)
+                .map_err(|e| parse_error(format!("not UTF-8 text: {e}")))?;
+            parse_xyz(text).map_err(parse_error)
+        }
+        PointFormat::Ply => parse_ply(&bytes).map_err(parse_error),
+    }
+}
+
+/// Parses XYZ text: an optional header (point count, comment line), then one point per line,
+/// `x y z` or `Symbol x y z`, extra columns ignored. With a header only its count of points is
+/// read (the first frame).
+pub fn parse_xyz(text: &str) -> Result<Vec<[f32; 3]>, String> {
+    let mut lines = text.lines().enumerate().peekable();
+    // Skip leading blank lines.
+    while lines.peek().is_some_and(|(_, l)| l.trim().is_empty()) {
+        lines.next();
+    }
+    let mut limit = usize::MAX;
+    if let Some((_, first)) = lines.peek() {
+        let tokens: Vec<&str> = first.split_whitespace().collect();
+        if tokens.len() == 1
+            && let Ok(count) = tokens[0].parse::<usize>()
+        {
+            limit = count;
+            lines.next();
+            // The comment line.
+            lines.next();
+        }
+    }
+    let mut points = Vec::new();
+    for (number, line) in lines {
+        if points.len() == limit {
+            break;
+        }
+        let content = line.split('#').next().unwrap_or("").trim();
+        if content.is_empty() {
+            if limit == usize::MAX {
+                continue;
+            }
+            return Err(format!(
+                "line {}: empty, but the header promised {limit} points",
+                number + 1
+            ));
+        }
+        let tokens: Vec<&str> = content.split_whitespace().collect();
+        // A leading token that is not a number is the element symbol.
+        let skip = usize::from(tokens[0].parse::<f32>().is_err());
+        if tokens.len() < skip + 3 {
+            return Err(format!(
+                "line {}: expected x y z, got `{content}`",
+                number + 1
+            ));
+        }
+        let mut point = [0.0f32; 3];
+        for (axis, token) in tokens[skip..skip + 3].iter().enumerate() {
+            point[axis] = token
+                .parse::<f32>()
+                .map_err(|_| format!("line {}: `{token}` is not a coordinate", number + 1))?;
+        }
+        points.push(point);
+    }
+    if limit != usize::MAX && points.len() < limit {
+        return Err(format!(
+            "the header promised {limit} points, the file has {}",
+            points.len()
+        ));
+    }
+    Ok(points)
+}
+
+/// The scalar types of PLY properties.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PlyType {
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    F32,
+    F64,
+}
+
+impl PlyType {
+    fn parse(name: &str) -> Result<Self, String> {
+        Ok(match name {
+            "char" | "int8" => PlyType::I8,
+            "uchar" | "uint8" => PlyType::U8,
+            "short" | "int16" => PlyType::I16,
+            "ushort" | "uint16" => PlyType::U16,
+            "int" | "int32" => PlyType::I32,
+            "uint" | "uint32" => PlyType::U32,
+            "float" | "float32" => PlyType::F32,
+            "double" | "float64" => PlyType::F64,
+            _ => return Err(format!("unknown PLY property type `{name}`")),
+        })
+    }
+
+    fn size(self) -> usize {
+        match self {
+            PlyType::I8 | PlyType::U8 => 1,
+            PlyType::I16 | PlyType::U16 => 2,
+            PlyType::I32 | PlyType::U32 | PlyType::F32 => 4,
+            PlyType::F64 => 8,
+        }
+    }
+
+    /// Decodes one value of this type from `b` (exactly `size()` bytes).
+    fn decode(self, b: &[u8], little: bool) -> f64 {
+        macro_rules! read {
+            ($t:ty) => {{
+                let bytes = b.try_into().expect("the caller passes size() bytes");
+                if little {
+                    <$t>::from_le_bytes(bytes) as f64
+                } else {
+                    <$t>::from_be_bytes(bytes) as f64
+                }
+            }};
+        }
+        match self {
+            PlyType::I8 => read!(i8),
+            PlyType::U8 => read!(u8),
+            PlyType::I16 => read!(i16),
+            PlyType::U16 => read!(u16),
+            PlyType::I32 => read!(i32),
+            PlyType::U32 => read!(u32),
+            PlyType::F32 => read!(f32),
+            PlyType::F64 => read!(f64),
+        }
+    }
+}
+
+/// A property of a PLY element: a scalar, or a list with its count and item types.
+#[derive(Clone, Debug)]
+struct PlyProperty {
+    name: String,
+    kind: PlyType,
+    /// The count type of a list property.
+    list_count: Option<PlyType>,
+}
+
+/// An element of a PLY header.
+#[derive(Clone, Debug)]
+struct PlyElement {
+    name: String,
+    count: usize,
+    properties: Vec<PlyProperty>,
+}
+
+/// Parses a PLY file (ASCII, binary little or big endian) into the points of its `vertex`
+/// element; the coordinates are read in their own type and rounded to `f32`.
+pub fn parse_ply(bytes: &[u8]) -> Result<Vec<[f32; 3]>, String> {
+    // The header is ASCII up to and including the `end_header` line.
+    let marker = b"end_header";
+    let end = bytes
+        .windows(marker.len())
+        .position(|w| w == marker)
+        .ok_or("no `end_header` line: not a PLY file")?;
+    let body_start = bytes[end..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map(|p| end + p + 1)
+        .ok_or("the header does not end with a newline")?;
+    let header = std::str::from_utf8(&bytes[..end]).map_err(|_| "the header is not ASCII")?;
+    let mut lines = header.lines().map(str::trim);
+    if lines.next() != Some("ply") {
+        return Err("the file does not start with `ply`".into());
+    }
+    let mut format = None;
+    let mut elements: Vec<PlyElement> = Vec::new();
+    for line in lines {
+        let tokens: Vec<&str> = line.split_whitespace().collect();
+        match tokens.as_slice() {
+            [] | ["comment", ..] | ["obj_info", ..] => {}
+            ["format", f, _version] => format = Some(f.to_string()),
+            ["element", name, count] => elements.push(PlyElement {
+                name: name.to_string(),
+                count: count
+                    .parse()
+                    .map_err(|_| format!("bad element count in `{line}`"))?,
+                properties: Vec::new(),
+            }),
+            ["property", "list", count, item, name] => elements
+                .last_mut()
+                .ok_or("a property before any element")?
+                .properties
+                .push(PlyProperty {
+                    name: name.to_string(),
+                    kind: PlyType::parse(item)?,
+                    list_count: Some(PlyType::parse(count)?),
+                }),
+            ["property", kind, name] => elements
+                .last_mut()
+                .ok_or("a property before any element")?
+                .properties
+                .push(PlyProperty {
+                    name: name.to_string(),
+                    kind: PlyType::parse(kind)?,
+                    list_count: None,
+                }),
+            _ => return Err(format!("cannot read the header line `{line}`")),
+        }
+    }
+    let little = match format.as_deref() {
+        Some("ascii") => None,
+        Some("binary_little_endian") => Some(true),
+        Some("binary_big_endian") => Some(false),
+        Some(other) => return Err(format!("unknown PLY format `{other}`")),
+        None => return Err("no `format` line in the header".into()),
+    };
+    let vertex = elements
+        .iter()
+        .position(|e| e.name == "vertex")
+        .ok_or("no `vertex` element")?;
+    let axis_of = |p: &PlyProperty| match p.name.as_str() {
+        "x" => Some(0),
+        "y" => Some(1),
+        "z" => Some(2),
+        _ => None,
+    };
+    let mut found = [false; 3];
+    for p in &elements[vertex].properties {
+        if let Some(a) = axis_of(p) {
+            if p.list_count.is_some() {
+                return Err(format!("the vertex property `{}` is a list", p.name));
+            }
+            found[a] = true;
+        }
+    }
+    if found != [true; 3] {
+        return Err("the vertex element lacks an x, y or z property".into());
+    }
+    let body = &bytes[body_start..];
+    let mut points = Vec::with_capacity(elements[vertex].count);
+    match little {
+        None => {
+            let text = std::str::from_utf8(body).map_err(|_| "the ASCII body is not text")?;
+            let mut tokens = text.split_whitespace();
+            let mut next = |what: &str| -> Result<f64, String> {
+                let token = tokens
+                    .next()
+                    .ok_or_else(|| format!("the body ends early (reading {what})"))?;
+                token
+                    .parse::<f64>()
+                    .map_err(|_| format!("`{token}` is not a number (reading {what})"))
+            };
+            for element in &elements[..=vertex] {
+                for _ in 0..element.count {
+                    let mut point = [0.0f32; 3];
+                    for p in &element.properties {
+                        if p.list_count.is_some() {
+                            let items = next(&p.name)? as usize;
+                            for _ in 0..items {
+                                next(&p.name)?;
+                            }
+                            continue;
+                        }
+                        let value = next(&p.name)?;
+                        if element.name == "vertex"
+                            && let Some(a) = axis_of(p)
+                        {
+                            point[a] = value as f32;
+                        }
+                    }
+                    if element.name == "vertex" {
+                        points.push(point);
+                    }
+                }
+            }
+        }
+        Some(little) => {
+            let mut at = 0usize;
+            let mut take = |size: usize| -> Result<&[u8], String> {
+                let slice = body
+                    .get(at..at + size)
+                    .ok_or("the binary body ends early")?;
+                at += size;
+                Ok(slice)
+            };
+            for element in &elements[..=vertex] {
+                for _ in 0..element.count {
+                    let mut point = [0.0f32; 3];
+                    for p in &element.properties {
+                        if let Some(count) = p.list_count {
+                            let items = count.decode(take(count.size())?, little) as usize;
+                            take(items * p.kind.size())?;
+                            continue;
+                        }
+                        let value = p.kind.decode(take(p.kind.size())?, little);
+                        if element.name == "vertex"
+                            && let Some(a) = axis_of(p)
+                        {
+                            point[a] = value as f32;
+                        }
+                    }
+                    if element.name == "vertex" {
+                        points.push(point);
+                    }
+                }
+            }
+        }
+    }
+    Ok(points)
 }
 
 /// Writes a raw point file.
@@ -142,5 +496,101 @@ mod tests {
         let missing = read_points(&temp_file("does-not-exist.f32")).unwrap_err();
         assert!(matches!(missing, PointFileError::Io { .. }));
         assert!(decode_points(&[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn xyz_with_and_without_header() {
+        let text = "3\nwater, angstrom\nO 0.0 0.0 0.117\nH 0.0 0.757 -0.467 extra\n\
+                    H 0.0 -0.757 -0.467\n2\nsecond frame\nO 9 9 9\nH 9 9 9\n";
+        let points = parse_xyz(text).unwrap();
+        assert_eq!(
+            points,
+            [
+                [0.0, 0.0, 0.117],
+                [0.0, 0.757, -0.467],
+                [0.0, -0.757, -0.467]
+            ]
+        );
+        let plain = "# x y z\n1 2 3\n\n4.5 -5e1 6 7\n";
+        assert_eq!(
+            parse_xyz(plain).unwrap(),
+            [[1.0, 2.0, 3.0], [4.5, -50.0, 6.0]]
+        );
+        assert!(
+            parse_xyz("5\ncomment\nC 1 2 3\n")
+                .unwrap_err()
+                .contains("promised 5")
+        );
+        assert!(parse_xyz("1 2\n").unwrap_err().contains("expected x y z"));
+        assert!(parse_xyz("C 1 two 3\n").unwrap_err().contains("`two`"));
+        assert!(parse_xyz("").unwrap().is_empty());
+
+        let path = temp_file("cloud.XYZ");
+        fs::write(&path, text).unwrap();
+        let read = read_points(&path);
+        fs::remove_file(&path).unwrap();
+        assert_eq!(read.unwrap().len(), 3);
+        assert_eq!(PointFormat::of(Path::new("a/b.f32")), PointFormat::Raw);
+    }
+
+    /// A PLY header for `n` vertices with double x, float y, uchar z, an ignored int and a
+    /// face element with a list property after them.
+    fn ply_header(format: &str, n: usize) -> String {
+        format!(
+            "ply\nformat {format} 1.0\ncomment made by a test\nelement vertex {n}\n\
+             property double x\nproperty float y\nproperty int flags\nproperty uchar z\n\
+             element face 1\nproperty list uchar int vertex_indices\nend_header\n"
+        )
+    }
+
+    #[test]
+    fn ply_ascii_and_binary() {
+        let want = [[1.5f32, -2.0, 3.0], [0.25, 8.0, 255.0]];
+        let ascii = format!(
+            "{}1.5 -2 7 3\n0.25 8.0 -1 255\n3 0 1 1\n",
+            ply_header("ascii", 2)
+        );
+        assert_eq!(parse_ply(ascii.as_bytes()).unwrap(), want);
+
+        for little in [true, false] {
+            let format = if little {
+                "binary_little_endian"
+            } else {
+                "binary_big_endian"
+            };
+            let mut bytes = ply_header(format, 2).into_bytes();
+            for (p, flags) in want.iter().zip([7i32, -1]) {
+                let x = f64::from(p[0]);
+                if little {
+                    bytes.extend(x.to_le_bytes());
+                    bytes.extend(p[1].to_le_bytes());
+                    bytes.extend(flags.to_le_bytes());
+                } else {
+                    bytes.extend(x.to_be_bytes());
+                    bytes.extend(p[1].to_be_bytes());
+                    bytes.extend(flags.to_be_bytes());
+                }
+                bytes.push(p[2] as u8);
+            }
+            bytes.extend([3u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+            assert_eq!(parse_ply(&bytes).unwrap(), want, "{format}");
+            // A truncated body is an error, not a short cloud.
+            let header_len = ply_header(format, 2).len();
+            assert!(parse_ply(&bytes[..header_len + 20]).is_err());
+        }
+
+        // An element before the vertices is skipped, list properties included.
+        let skipped = "ply\nformat ascii 1.0\nelement meta 1\nproperty list uchar float v\n\
+                       element vertex 1\nproperty float x\nproperty float y\nproperty float z\n\
+                       end_header\n2 9 9\n1 2 3\n";
+        assert_eq!(parse_ply(skipped.as_bytes()).unwrap(), [[1.0, 2.0, 3.0]]);
+        assert!(
+            parse_ply(
+                b"ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nend_header\n1\n"
+            )
+            .is_err()
+        );
+        assert!(parse_ply(b"not a ply").is_err());
+        assert!(parse_ply(b"ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\nproperty float z\nend_header\n1 2 3\n").unwrap_err().contains("ends early"));
     }
 }

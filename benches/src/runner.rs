@@ -3,22 +3,62 @@
 //! Each measurement is the best of `k` complete runs (structure build plus neighbour lists; hhg
 //! rebuilds its previous run's buffers in place as a solver does every step, the peers allocate
 //! afresh) by wall-clock total. The pair count and checksum come from the last run,
-//! after its timing stopped, so checking costs no extra run.
+//! after its timing stopped, so checking costs no extra run. The peak heap of a measurement is
+//! taken over all its runs ([`crate::memory`]).
 
 use std::fmt;
 
 use hhg_core::reorder::apply_order;
 use rayon::ThreadPool;
 
-use crate::engines::{Engine, cell_order};
+use crate::engines::{Engine, Radius, cell_order};
+use crate::memory::PeakMeter;
 use crate::pairs::PairStats;
-use crate::scenes::{RADIUS, Scene};
+use crate::progress::Progress;
+use crate::scenes::Scene;
 
-/// The scene sizes of the default run.
-pub const DEFAULT_SIZES: [usize; 3] = [10_000, 100_000, 1_000_000];
+/// The scene sizes of the quick default run.
+pub const DEFAULT_SIZES: [usize; 2] = [10_000, 100_000];
 
-/// The default number of worker threads.
-pub const DEFAULT_THREADS: usize = 2;
+/// The smallest size of the `--full` run, whose sizes are the powers of ten from it up to
+/// `--max-n`.
+pub const FULL_MIN_SIZE: usize = 1_000;
+
+/// The largest size of the `--full` run unless `--max-n` says otherwise.
+pub const FULL_MAX_SIZE: usize = 1_000_000;
+
+/// The default number of worker threads: one per logical CPU.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// The thread counts of a scaling measurement on `cpus` logical CPUs: 1, 2, 4, ... below
+/// `cpus`, then `cpus` itself.
+pub fn scaling_threads(cpus: usize) -> Vec<usize> {
+    let mut counts = Vec::new();
+    let mut t = 1;
+    while t < cpus {
+        counts.push(t);
+        t *= 2;
+    }
+    counts.push(cpus.max(1));
+    counts
+}
+
+/// The sizes of a `--full` run: the powers of ten from [`FULL_MIN_SIZE`] up to `max_n`, then
+/// `max_n` itself if it lies above the last of them.
+pub fn full_sizes(max_n: usize) -> Vec<usize> {
+    let mut sizes = Vec::new();
+    let mut n = FULL_MIN_SIZE;
+    while n <= max_n {
+        sizes.push(n);
+        n *= 10;
+    }
+    if sizes.last().is_none_or(|&last| last < max_n) && max_n >= FULL_MIN_SIZE {
+        sizes.push(max_n);
+    }
+    sizes
+}
 
 /// The base seed of the default run.
 pub const DEFAULT_SEED: u64 = 0x5EED_0000_0000_0001;
@@ -94,6 +134,9 @@ pub struct Record {
     /// The floor of the case: seconds to read the input once and write CSR lists of this
     /// size (offsets and entries), measured in the same run (see [`measure_floor`]).
     pub floor_s: Option<f64>,
+    /// The most heap bytes the measurement held at once above what was in use before it
+    /// (structure and lists; `None` where not measured, as for the Python peers).
+    pub peak_bytes: Option<u64>,
     /// The comparison with the group's reference (filled in by [`annotate`]).
     pub agree: Agreement,
 }
@@ -116,6 +159,11 @@ impl Record {
     pub fn ns_per_pair(&self) -> Option<f64> {
         (self.stats.pairs > 0).then(|| self.total_s() * 1e9 / self.stats.pairs as f64)
     }
+
+    /// Nanoseconds of total time per point.
+    pub fn ns_per_point(&self) -> f64 {
+        self.total_s() * 1e9 / self.n.max(1) as f64
+    }
 }
 
 /// Builds the rayon pool every measurement runs in.
@@ -132,7 +180,7 @@ struct Input<'a> {
     name: &'a str,
     order: Option<Order>,
     points: &'a [[f32; 3]],
-    radius: f32,
+    radius: Radius<'a>,
     /// `map[k]` = input index of the engine's point `k`, for reordered input.
     map: Option<&'a [u32]>,
 }
@@ -146,20 +194,22 @@ fn measure(
     input: &Input<'_>,
     reps: usize,
     threads: usize,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn Progress,
 ) -> Result<(Record, Option<Vec<u32>>), String> {
     let reps = reps.max(1);
     let mut best = (f64::INFINITY, f64::INFINITY);
     let mut last = None;
+    let meter = PeakMeter::start();
     for _ in 0..reps {
         // The previous run's structures are reused (hhg) or freed before the clock starts.
-        let out = engine.run(input.points, input.radius, last.take())?;
+        let out = engine.run_with(input.points, input.radius, last.take())?;
         if out.build_s + out.query_s < best.0 + best.1 {
             best = (out.build_s, out.query_s);
         }
         last = Some(out);
     }
     let out = last.ok_or("no run was made")?;
+    let peak_bytes = meter.peak_bytes();
     let stats = out.stats(input.map);
     let order = out.cell_order().map(<[u32]>::to_vec);
     let record = Record {
@@ -174,15 +224,17 @@ fn measure(
         stats,
         vs_kiddo: None,
         floor_s: None,
+        peak_bytes,
         agree: Agreement::Reference,
     };
-    progress(&format!(
-        "  {engine:<5} {:<18} n={:<8} best of {reps}: {:>10.3} ms, {} pairs",
+    progress.note(&format!(
+        "  {engine:<8} {:<20} n={:<8} threads={threads} best of {reps}: {:>10.3} ms, {} pairs",
         record.case(),
         record.n,
         record.total_s() * 1e3,
         record.stats.pairs
     ));
+    progress.advance(&format!("{engine} {} n={}", record.case(), record.n));
     Ok((record, order))
 }
 
@@ -209,37 +261,76 @@ impl Default for SceneRun {
             scenes: Scene::ALL.to_vec(),
             sizes: DEFAULT_SIZES.to_vec(),
             engines: Engine::ALL.to_vec(),
-            threads: DEFAULT_THREADS,
+            threads: default_threads(),
             reps: None,
             seed: DEFAULT_SEED,
         }
     }
 }
 
+impl SceneRun {
+    /// How many measurements [`run_scenes`] makes (for the progress bar).
+    pub fn planned(&self) -> u64 {
+        let mut count = 0;
+        for &scene in &self.scenes {
+            for &n in &self.sizes {
+                let python = |e: &Engine| matches!(e, Engine::Python(_));
+                let random = self
+                    .engines
+                    .iter()
+                    .filter(|e| !python(e) && e.accepts(n))
+                    .count();
+                let sorted = self
+                    .engines
+                    .iter()
+                    .filter(|&e| !python(e) && *e != Engine::Brute)
+                    .count();
+                let peers = if scene.is_variable() {
+                    0
+                } else {
+                    self.engines.iter().filter(|e| python(e)).count()
+                };
+                count += random + sorted + peers;
+            }
+        }
+        count as u64
+    }
+}
+
 /// Runs every selected engine on every selected scene and size, in both point orders.
 ///
-/// Brute force runs on the random order only. The sorted order is hhg's cell order, taken from
-/// hhg's own random-order run when hhg was selected, else from one untimed build. Must be called
+/// Brute force runs on the random order only, and so do the Python peers (when asked for, on
+/// fixed-radius scenes). The sorted order is hhg's cell order, taken from hhg's own
+/// random-order run when hhg was selected, else from one untimed build (with the largest
+/// radius on the variable-radius scene, whose radii follow their points). Must be called
 /// inside the thread pool (see [`thread_pool`]).
-pub fn run_scenes(
-    config: &SceneRun,
-    progress: &mut dyn FnMut(&str),
-) -> Result<Vec<Record>, String> {
-    let mut engines = config.engines.clone();
+pub fn run_scenes(config: &SceneRun, progress: &mut dyn Progress) -> Result<Vec<Record>, String> {
+    let mut engines: Vec<Engine> = config
+        .engines
+        .iter()
+        .copied()
+        .filter(|e| !matches!(e, Engine::Python(_)))
+        .collect();
     engines.sort();
     engines.dedup();
+    let mut python = crate::python::PythonPeers::new(&config.engines);
     let mut records = Vec::new();
     for &scene in &config.scenes {
         for &n in &config.sizes {
-            progress(&format!("{scene}, {n} points:"));
-            let points = scene.generate(n, scene.seed(config.seed, n));
+            progress.note(&format!("{scene}, {n} points:"));
+            let data = scene.data(n, scene.seed(config.seed, n));
+            let points = &data.points;
+            let radius = match &data.radii {
+                Some(radii) => Radius::PerPoint(radii),
+                None => Radius::Fixed(data.radius),
+            };
             let reps = config.reps.unwrap_or_else(|| default_reps(n));
             let mut order = None;
             let random = Input {
                 name: scene.name(),
                 order: Some(Order::Random),
-                points: &points,
-                radius: RADIUS,
+                points,
+                radius,
                 map: None,
             };
             let first = records.len();
@@ -253,7 +344,24 @@ pub fn run_scenes(
                     order = cells;
                 }
             }
-            set_floor(&mut records[first..], &points, reps);
+            if python.wanted() {
+                if scene.is_variable() {
+                    progress.note(
+                        "  python peers: skipped on `variable` (they take one radius for all points)",
+                    );
+                } else {
+                    records.extend(python.run(
+                        scene.name(),
+                        Some(Order::Random),
+                        points,
+                        data.radius,
+                        config.threads,
+                        reps,
+                        progress,
+                    ));
+                }
+            }
+            set_floor(&mut records[first..], points, reps);
 
             let sorted_engines: Vec<Engine> = engines
                 .iter()
@@ -265,15 +373,23 @@ pub fn run_scenes(
             }
             let order = match order {
                 Some(order) => order,
-                None => cell_order(&points, RADIUS)?,
+                None => cell_order(points, data.radius)?,
             };
             let mut sorted = points.clone();
             apply_order(&order, &mut sorted);
+            let sorted_radii = data.radii.as_ref().map(|radii| {
+                let mut radii = radii.clone();
+                apply_order(&order, &mut radii);
+                radii
+            });
             let input = Input {
                 name: scene.name(),
                 order: Some(Order::Sorted),
                 points: &sorted,
-                radius: RADIUS,
+                radius: match &sorted_radii {
+                    Some(radii) => Radius::PerPoint(radii),
+                    None => Radius::Fixed(data.radius),
+                },
                 map: Some(&order),
             };
             let first = records.len();
@@ -288,6 +404,64 @@ pub fn run_scenes(
     }
     annotate(&mut records);
     Ok(records)
+}
+
+/// Measures the selected in-process engines (brute force excepted) on the random order of
+/// each `(scene, n)` case with every thread count of `threads` that differs from
+/// `config.threads` (whose records the main run made), each in a pool of its own.
+pub fn run_scaling(
+    config: &SceneRun,
+    cases: &[(Scene, usize)],
+    threads: &[usize],
+    progress: &mut dyn Progress,
+) -> Result<Vec<Record>, String> {
+    let mut engines: Vec<Engine> = config
+        .engines
+        .iter()
+        .copied()
+        .filter(|e| !matches!(e, Engine::Python(_) | Engine::Brute))
+        .collect();
+    engines.sort();
+    engines.dedup();
+    let mut records = Vec::new();
+    for &(scene, n) in cases {
+        let data = scene.data(n, scene.seed(config.seed, n));
+        let radius = match &data.radii {
+            Some(radii) => Radius::PerPoint(radii),
+            None => Radius::Fixed(data.radius),
+        };
+        let input = Input {
+            name: scene.name(),
+            order: Some(Order::Random),
+            points: &data.points,
+            radius,
+            map: None,
+        };
+        let reps = config.reps.unwrap_or_else(|| default_reps(n));
+        for &t in threads.iter().filter(|&&t| t != config.threads) {
+            progress.note(&format!(
+                "thread scaling: {scene}, {n} points, {t} thread(s):"
+            ));
+            let pool = thread_pool(t)?;
+            for &engine in &engines {
+                let (record, _) = pool.install(|| measure(engine, &input, reps, t, progress))?;
+                records.push(record);
+            }
+        }
+    }
+    annotate(&mut records);
+    Ok(records)
+}
+
+/// The number of measurements [`run_scaling`] makes.
+pub fn planned_scaling(config: &SceneRun, cases: usize, threads: &[usize]) -> u64 {
+    let engines = config
+        .engines
+        .iter()
+        .filter(|e| !matches!(e, Engine::Python(_) | Engine::Brute))
+        .count();
+    let counts = threads.iter().filter(|&&t| t != config.threads).count();
+    (cases * engines * counts) as u64
 }
 
 /// Measures the memory floor of a case: the best of `reps` times to read every coordinate
@@ -362,7 +536,7 @@ pub fn run_points(
     engines: &[Engine],
     threads: usize,
     reps: Option<usize>,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn Progress,
 ) -> Result<Vec<Record>, String> {
     let mut engines = engines.to_vec();
     engines.sort();
@@ -372,13 +546,17 @@ pub fn run_points(
         name,
         order: None,
         points,
-        radius,
+        radius: Radius::Fixed(radius),
         map: None,
     };
     let mut records = Vec::new();
+    let mut python = crate::python::PythonPeers::new(&engines);
     for engine in engines {
+        if let Engine::Python(_) = engine {
+            continue;
+        }
         if !engine.accepts(points.len()) {
-            progress(&format!(
+            progress.note(&format!(
                 "  skipping {engine}: {} points is more than its limit of {}",
                 points.len(),
                 crate::engines::BRUTE_MAX_N
@@ -386,6 +564,9 @@ pub fn run_points(
             continue;
         }
         records.push(measure(engine, &input, reps, threads, progress)?.0);
+    }
+    if python.wanted() {
+        records.extend(python.run(name, None, points, radius, threads, reps, progress));
     }
     if records.is_empty() {
         return Err(nothing_ran());
@@ -398,8 +579,9 @@ pub fn run_points(
 /// Fills in `vs_kiddo` and `agree` for every record.
 ///
 /// Records are grouped by input and point count; the reference of a group is its brute-force
-/// record if there is one, else kiddo's, else hhg's, random order before sorted order. The pair
-/// count and checksum do not depend on the point order, so both orders share one reference.
+/// record if there is one, else kiddo's, else rstar's, else hhg's (else a Python peer's),
+/// random order before sorted order, fewest threads first. The pair count and checksum depend
+/// neither on the point order nor on the thread count, so they all share one reference.
 pub fn annotate(records: &mut [Record]) {
     let snapshot: Vec<Record> = records.to_vec();
     for record in records.iter_mut() {
@@ -416,16 +598,21 @@ pub fn annotate(records: &mut [Record]) {
             .iter()
             .filter(|other| other.input == record.input && other.n == record.n)
             .min_by_key(|other| {
-                let priority = match other.engine {
-                    Engine::Brute => 0,
-                    Engine::Kiddo => 1,
-                    Engine::Hhg => 2,
-                };
-                (priority, other.order)
+                (
+                    other.engine.reference_priority(),
+                    other.order,
+                    other.threads,
+                )
             });
         record.agree = match reference {
             _ if !record.stats.is_consistent() => Agreement::Differs,
-            Some(r) if r.engine == record.engine && r.order == record.order => Agreement::Reference,
+            Some(r)
+                if r.engine == record.engine
+                    && r.order == record.order
+                    && r.threads == record.threads =>
+            {
+                Agreement::Reference
+            }
             Some(r)
                 if r.stats.pairs == record.stats.pairs
                     && r.stats.checksum == record.stats.checksum =>
@@ -516,6 +703,7 @@ mod tests {
             stats: s,
             vs_kiddo: None,
             floor_s: None,
+            peak_bytes: None,
             agree: Agreement::Reference,
         }
     }
@@ -552,6 +740,32 @@ mod tests {
     }
 
     #[test]
+    fn other_thread_counts_share_the_reference() {
+        let good = stats(5, 17);
+        let mut python = record(
+            Engine::Python(crate::engines::PyPeer::Scipy),
+            Order::Random,
+            2.0,
+            stats(5, 99),
+        );
+        python.threads = 1;
+        let mut kiddo_one = record(Engine::Kiddo, Order::Random, 6.0, good);
+        kiddo_one.threads = 1;
+        let mut records = vec![
+            record(Engine::Kiddo, Order::Random, 4.0, good),
+            python,
+            kiddo_one,
+        ];
+        annotate(&mut records);
+        // The one-thread kiddo is the reference; the two-thread one agrees with it, and the
+        // single-threaded Python peer with the wrong checksum is caught.
+        assert_eq!(records[2].agree, Agreement::Reference);
+        assert_eq!(records[0].agree, Agreement::Agrees);
+        assert_eq!(records[1].agree, Agreement::Differs);
+        assert!(disagreements(&records)[0].contains("scipy"));
+    }
+
+    #[test]
     fn inconsistent_lists_never_agree() {
         let mut bad = stats(5, 17);
         bad.directed = 9;
@@ -572,9 +786,12 @@ mod tests {
             seed: 1,
         };
         let pool = thread_pool(2).unwrap();
-        let records = pool.install(|| run_scenes(&config, &mut |_| {})).unwrap();
-        // Per scene: hhg, kiddo and brute on the random order, hhg and kiddo on the sorted one.
-        assert_eq!(records.len(), 3 * 5);
+        let records = pool
+            .install(|| run_scenes(&config, &mut |_: &str| {}))
+            .unwrap();
+        // Per scene: hhg, kiddo, rstar and brute on the random order, all but brute sorted.
+        assert_eq!(records.len(), Scene::ALL.len() * 7);
+        assert_eq!(config.planned(), records.len() as u64);
         assert!(
             disagreements(&records).is_empty(),
             "{:?}",
@@ -596,7 +813,7 @@ mod tests {
                     &[Engine::Brute, Engine::Hhg],
                     2,
                     Some(1),
-                    &mut |_| {},
+                    &mut |_: &str| {},
                 )
             })
             .unwrap();
@@ -616,9 +833,32 @@ mod tests {
                 &[Engine::Brute],
                 2,
                 Some(1),
-                &mut |_| {},
+                &mut |_: &str| {},
             )
         });
         assert!(none.unwrap_err().contains("nothing was run"));
+
+        // Scaling measures the other thread counts only.
+        let scaling = run_scaling(
+            &config,
+            &[(Scene::Uniform, 2000)],
+            &[1, 2],
+            &mut |_: &str| {},
+        )
+        .unwrap();
+        assert_eq!(scaling.len(), 3);
+        assert!(scaling.iter().all(|r| r.threads == 1));
+        assert_eq!(planned_scaling(&config, 1, &[1, 2]), 3);
+    }
+
+    #[test]
+    fn sizes_and_thread_counts() {
+        assert_eq!(scaling_threads(1), [1]);
+        assert_eq!(scaling_threads(2), [1, 2]);
+        assert_eq!(scaling_threads(6), [1, 2, 4, 6]);
+        assert_eq!(scaling_threads(8), [1, 2, 4, 8]);
+        assert_eq!(full_sizes(1_000_000), [1_000, 10_000, 100_000, 1_000_000]);
+        assert_eq!(full_sizes(300_000), [1_000, 10_000, 100_000, 300_000]);
+        assert_eq!(full_sizes(500), Vec::<usize>::new());
     }
 }

@@ -1,8 +1,10 @@
-//! Seeded, deterministic benchmark scenes: uniform, SPH dam break and Gaussian clusters.
+//! Seeded, deterministic benchmark scenes: uniform, SPH dam break, Gaussian clusters, a thin
+//! sheet, a cube with one far outlier, and particles whose radii spread over 8x.
 //!
-//! Every scene uses the search radius [`RADIUS`] and is returned in random order (shuffled with
-//! the seeded generator), so an engine cannot profit from the generator's spatial order; the
-//! `-sorted` cases reorder the points explicitly.
+//! Every fixed-radius scene uses the search radius [`RADIUS`]; the variable-radius scene gives
+//! each particle its own radius ([`Scene::data`]). Points are returned in random order
+//! (shuffled with the seeded generator), so an engine cannot profit from the generator's
+//! spatial order; the `-sorted` cases reorder the points explicitly.
 
 use std::fmt;
 use std::str::FromStr;
@@ -27,6 +29,24 @@ pub const CLUSTER_SIGMA_SPREAD: f64 = 30.0;
 /// The side of the (mostly empty) box the clusters are placed in, in units of the radius.
 pub const CLUSTER_BOX_SIDE: f64 = 1.0e4;
 
+/// The sheet scene's ratio of its side to its thickness.
+pub const SHEET_ANISOTROPY: f64 = 1024.0;
+
+/// The expected neighbour count of the sheet scene (fewer near its edges).
+pub const SHEET_NEIGHBORS: f64 = 40.0;
+
+/// Where the outlier scene's far point lies, on every axis: a million radii from the cube.
+pub const OUTLIER_COORD: f32 = 1.0e6;
+
+/// The smallest radius of the variable-radius scene.
+pub const VARIABLE_MIN_RADIUS: f32 = 0.25;
+
+/// The largest radius of the variable-radius scene: 8 times the smallest.
+pub const VARIABLE_MAX_RADIUS: f32 = 2.0;
+
+/// The mean neighbour count the variable-radius scene is tuned for (rule `max(ri, rj)`).
+pub const VARIABLE_NEIGHBORS: f64 = 40.0;
+
 /// A benchmark scene.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Scene {
@@ -36,11 +56,41 @@ pub enum Scene {
     Dambreak,
     /// [`CLUSTERS`] Gaussian clusters of very different sizes in a huge empty box.
     Clustered,
+    /// A thin sheet, [`SHEET_ANISOTROPY`] times wider than thick, about [`SHEET_NEIGHBORS`]
+    /// neighbours per point.
+    Sheet,
+    /// The uniform cube plus one point [`OUTLIER_COORD`] away on every axis.
+    Outlier,
+    /// Points uniform in a cube, radii log-uniform over [`VARIABLE_MIN_RADIUS`] to
+    /// [`VARIABLE_MAX_RADIUS`], neighbours by `|xi - xj| <= max(ri, rj)`, about
+    /// [`VARIABLE_NEIGHBORS`] on average.
+    Variable,
+}
+
+/// The points of a generated scene and its radius rule.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SceneData {
+    /// The points, in random order.
+    pub points: Vec<[f32; 3]>,
+    /// The search radius of a fixed-radius scene; the largest radius of a variable one.
+    pub radius: f32,
+    /// One radius per point for the variable-radius scene, `None` for fixed-radius ones.
+    pub radii: Option<Vec<f32>>,
 }
 
 impl Scene {
     /// All scenes, in the order the runner uses.
-    pub const ALL: [Scene; 3] = [Scene::Uniform, Scene::Dambreak, Scene::Clustered];
+    pub const ALL: [Scene; 6] = [
+        Scene::Uniform,
+        Scene::Dambreak,
+        Scene::Clustered,
+        Scene::Sheet,
+        Scene::Outlier,
+        Scene::Variable,
+    ];
+
+    /// The scenes every hashing scheme runs on by default.
+    pub const SCHEME_DEFAULT: [Scene; 3] = [Scene::Uniform, Scene::Dambreak, Scene::Clustered];
 
     /// The scene's name as used on the command line and in case names.
     pub fn name(self) -> &'static str {
@@ -48,6 +98,40 @@ impl Scene {
             Scene::Uniform => "uniform",
             Scene::Dambreak => "dambreak",
             Scene::Clustered => "clustered",
+            Scene::Sheet => "sheet",
+            Scene::Outlier => "outlier",
+            Scene::Variable => "variable",
+        }
+    }
+
+    /// Whether the points have radii of their own.
+    pub fn is_variable(self) -> bool {
+        self == Scene::Variable
+    }
+
+    /// The search radius of a fixed-radius scene; the largest radius of the variable one.
+    pub fn radius(self) -> f32 {
+        if self.is_variable() {
+            VARIABLE_MAX_RADIUS
+        } else {
+            RADIUS
+        }
+    }
+
+    /// Generates `n` points of this scene from `seed` with their radius rule.
+    pub fn data(self, n: usize, seed: u64) -> SceneData {
+        if self.is_variable() {
+            let (points, radii) = variable(n, &mut Rng::new(seed));
+            return SceneData {
+                points,
+                radius: VARIABLE_MAX_RADIUS,
+                radii: Some(radii),
+            };
+        }
+        SceneData {
+            points: self.generate(n, seed),
+            radius: RADIUS,
+            radii: None,
         }
     }
 
@@ -58,12 +142,21 @@ impl Scene {
     }
 
     /// Generates `n` points of this scene from `seed`, in random order.
+    ///
+    /// The variable-radius scene's points are those of [`Scene::data`], without their radii
+    /// (they are drawn independently, so already in random order).
     pub fn generate(self, n: usize, seed: u64) -> Vec<[f32; 3]> {
         let mut rng = Rng::new(seed);
+        if self.is_variable() {
+            return variable(n, &mut rng).0;
+        }
         let mut points = match self {
             Scene::Uniform => uniform(n, &mut rng),
             Scene::Dambreak => dambreak(n, &mut rng),
             Scene::Clustered => clustered(n, &mut rng),
+            Scene::Sheet => sheet(n, &mut rng),
+            Scene::Outlier => outlier(n, &mut rng),
+            Scene::Variable => unreachable!("returned above"),
         };
         rng.shuffle(&mut points);
         points
@@ -83,7 +176,12 @@ impl FromStr for Scene {
         Scene::ALL
             .into_iter()
             .find(|scene| scene.name() == s)
-            .ok_or_else(|| format!("unknown scene `{s}` (expected uniform, dambreak or clustered)"))
+            .ok_or_else(|| {
+                format!(
+                    "unknown scene `{s}` (expected uniform, dambreak, clustered, sheet, outlier \
+                     or variable)"
+                )
+            })
     }
 }
 
@@ -110,6 +208,79 @@ fn uniform(n: usize, rng: &mut Rng) -> Vec<[f32; 3]> {
             ]
         })
         .collect()
+}
+
+/// The side and thickness of the sheet scene for `n` points.
+///
+/// Points uniform in a slab of thickness `t <= r` see on average `rho * pi * (r^2 t - t^3 / 6)`
+/// neighbours (the ball's cross-section `pi (r^2 - dz^2)` integrated over the slab and averaged
+/// over the point's height), with `rho = n / (L^2 t)` and `t = L / 1024`; so
+/// `L^2 = n pi (r^2 - t^2 / 6) / K`, solved by fixed-point iteration.
+pub fn sheet_size(n: usize) -> (f64, f64) {
+    let r = f64::from(RADIUS);
+    let k = SHEET_NEIGHBORS;
+    let mut side = (n as f64 * std::f64::consts::PI * r * r / k).sqrt();
+    for _ in 0..20 {
+        let t = (side / SHEET_ANISOTROPY).min(r);
+        side = (n as f64 * std::f64::consts::PI * (r * r - t * t / 6.0) / k).sqrt();
+    }
+    (side, side / SHEET_ANISOTROPY)
+}
+
+/// Points uniform in a thin sheet, [`SHEET_ANISOTROPY`] times wider than thick.
+fn sheet(n: usize, rng: &mut Rng) -> Vec<[f32; 3]> {
+    let (side, thickness) = sheet_size(n);
+    (0..n)
+        .map(|_| {
+            [
+                rng.uniform(0.0, side) as f32,
+                rng.uniform(0.0, side) as f32,
+                rng.uniform(0.0, thickness) as f32,
+            ]
+        })
+        .collect()
+}
+
+/// The uniform cube of `n - 1` points plus one far outlier.
+fn outlier(n: usize, rng: &mut Rng) -> Vec<[f32; 3]> {
+    if n == 0 {
+        return Vec::new();
+    }
+    let mut points = uniform(n - 1, rng);
+    points.push([OUTLIER_COORD; 3]);
+    points
+}
+
+/// The mean of `max(ri, rj)^3` over all ordered pairs `(i, j)`, `i == j` included.
+///
+/// With the radii sorted ascending, `r_k` is the larger of `2k + 1` of the `n^2` pairs.
+pub fn mean_max_cubed(radii: &[f32]) -> f64 {
+    let mut sorted: Vec<f64> = radii.iter().map(|&r| f64::from(r)).collect();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len() as f64;
+    let sum: f64 = sorted
+        .iter()
+        .enumerate()
+        .map(|(k, r)| (2 * k + 1) as f64 * r * r * r)
+        .sum();
+    if n > 0.0 { sum / (n * n) } else { 0.0 }
+}
+
+/// Points uniform in a cube and radii log-uniform over 8x, the cube sized so that the mean
+/// neighbour count by `max(ri, rj)` is [`VARIABLE_NEIGHBORS`] (fewer near the faces).
+fn variable(n: usize, rng: &mut Rng) -> (Vec<[f32; 3]>, Vec<f32>) {
+    let spread = f64::from(VARIABLE_MAX_RADIUS / VARIABLE_MIN_RADIUS);
+    let radii: Vec<f32> = (0..n)
+        .map(|_| (f64::from(VARIABLE_MIN_RADIUS) * spread.powf(rng.next_f64())) as f32)
+        .collect();
+    // Expected neighbours: rho * 4/3 pi E[max(ri, rj)^3], so the volume is n / rho.
+    let volume =
+        n as f64 * 4.0 / 3.0 * std::f64::consts::PI * mean_max_cubed(&radii) / VARIABLE_NEIGHBORS;
+    let side = volume.cbrt();
+    let points = (0..n)
+        .map(|_| [0; 3].map(|_| rng.uniform(0.0, side) as f32))
+        .collect();
+    (points, radii)
 }
 
 /// A dam-break fluid block, width : height : depth = 1 : 2 : 1.
@@ -331,6 +502,36 @@ mod tests {
         let pmax = *plan.populations.iter().max().unwrap();
         assert!(pmax > 100 * pmin, "populations {pmin}..{pmax}");
         assert!((plan.predicted_neighbors - CLUSTERED_NEIGHBORS).abs() < 0.5);
+    }
+
+    #[test]
+    fn new_scenes_have_their_shapes() {
+        let n = 4096;
+        let sheet = Scene::Sheet.generate(n, 1);
+        let (side, thickness) = sheet_size(n);
+        assert!((side / thickness - SHEET_ANISOTROPY).abs() < 1e-6);
+        assert!(
+            sheet
+                .iter()
+                .all(|p| p[2] >= 0.0 && f64::from(p[2]) <= thickness)
+        );
+
+        let outlier = Scene::Outlier.generate(n, 1);
+        let far = outlier.iter().filter(|p| p[0] == OUTLIER_COORD).count();
+        assert_eq!(far, 1);
+
+        let data = Scene::Variable.data(n, 1);
+        let radii = data.radii.as_ref().unwrap();
+        assert_eq!((data.points.len(), radii.len()), (n, n));
+        assert_eq!(data.points, Scene::Variable.generate(n, 1));
+        let (lo, hi) = radii
+            .iter()
+            .fold((f32::MAX, 0.0f32), |(lo, hi), &r| (lo.min(r), hi.max(r)));
+        assert!(lo >= VARIABLE_MIN_RADIUS && hi <= VARIABLE_MAX_RADIUS && hi / lo > 6.0);
+        assert_eq!(data.radius, Scene::Variable.radius());
+        assert_eq!(Scene::Uniform.data(10, 1).radii, None);
+        // Two radii 1 and 2: the larger is 1 once and 2 three times among the four pairs.
+        assert_eq!(mean_max_cubed(&[1.0, 2.0]), (1.0 + 3.0 * 8.0) / 4.0);
     }
 
     #[test]

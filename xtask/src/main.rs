@@ -1,11 +1,13 @@
 //! `cargo xtask`: project automation written in Rust, with no dependencies beyond std.
 //!
 //! `cargo xtask bench [ARGS...]` builds the `hhg-bench` binary in release mode for the native CPU
-//! (in its own target directory, so the flags never invalidate the normal build) and runs it.
+//! (in its own target directory, so the flags never invalidate the normal build) and runs it,
+//! timing the build and the run separately.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+use std::time::Instant;
 
 /// The usage text.
 const USAGE: &str = "\
@@ -16,9 +18,14 @@ USAGE:
         Builds hhg-bench in release mode with RUSTFLAGS=\"-C target-cpu=native\" (added to any
         RUSTFLAGS already set) into target/native and runs it with ARGS; the report records the
         flags (HHG_BENCH_RUSTFLAGS). With --portable, builds without target-cpu=native into
-        target/portable instead. Results go to target/bench. The exit code is hhg-bench's.
-        `cargo xtask bench --help` lists hhg-bench's own options; `--suite particles` or
-        `--suite broadphase` runs one of its two suites (default: both).
+        target/portable instead. A set CARGO_TARGET_DIR replaces target/ as the parent of
+        native/ and portable/. Results go to target/bench/<timestamp>/ (results.json,
+        report.md, SVG plots) and the latest results.json and report.md to target/bench/.
+        The build and the run are timed separately (the report records the build time).
+        The exit code is hhg-bench's: non-zero when engines disagree.
+        `cargo xtask bench --help` lists hhg-bench's own options: `--full` for the whole
+        matrix, `--suite particles|schemes|broadphase`, `--scheme NAME`, `--peers python`,
+        `--compare OLD_RESULTS.json`, `--points FILE --radius R` (.xyz, .ply or raw f32).
 
     cargo xtask help
         Prints this help.
@@ -63,50 +70,112 @@ fn workspace_root() -> PathBuf {
     manifest_dir.parent().unwrap_or(manifest_dir).to_path_buf()
 }
 
-/// Builds the cargo command for a plan.
-fn bench_command(plan: &BenchPlan, root: &Path, cargo: OsString) -> Command {
-    let target = root.join("target");
+/// The directory that holds `native/` and `portable/`: `$CARGO_TARGET_DIR` when set, else the
+/// workspace's `target/`.
+fn target_root(root: &Path, cargo_target_dir: Option<OsString>) -> PathBuf {
+    match cargo_target_dir {
+        Some(dir) if !dir.is_empty() => {
+            let dir = PathBuf::from(dir);
+            if dir.is_absolute() {
+                dir
+            } else {
+                root.join(dir)
+            }
+        }
+        _ => root.join("target"),
+    }
+}
+
+/// Builds the cargo command that compiles hhg-bench for a plan.
+fn build_command(plan: &BenchPlan, root: &Path, target: &Path, cargo: OsString) -> Command {
     let mut command = Command::new(cargo);
     command
-        .arg("run")
+        .arg("build")
         .arg("--release")
         .args(["--package", "hhg-benches", "--bin", "hhg-bench"])
         .arg("--manifest-path")
         .arg(root.join("Cargo.toml"))
         .arg("--target-dir")
         .arg(target.join(plan.target_subdir))
-        .arg("--")
-        .args(&plan.forwarded)
-        .env("RUSTFLAGS", &plan.rustflags)
-        .env("HHG_BENCH_RUSTFLAGS", &plan.rustflags);
-    // Results land in the workspace's target/bench wherever cargo xtask is started from,
-    // unless the caller chose a directory.
-    if std::env::var_os("HHG_BENCH_OUT_DIR").is_none() {
-        command.env("HHG_BENCH_OUT_DIR", target.join("bench"));
-    }
+        .env("RUSTFLAGS", &plan.rustflags);
     // Encoded flags would take precedence over RUSTFLAGS and silently drop the native flag.
     command.env_remove("CARGO_ENCODED_RUSTFLAGS");
     command
 }
 
-/// Runs `cargo xtask bench` and returns hhg-bench's exit code.
+/// The path of the built binary.
+fn binary_path(plan: &BenchPlan, target: &Path) -> PathBuf {
+    target
+        .join(plan.target_subdir)
+        .join("release")
+        .join(format!("hhg-bench{}", std::env::consts::EXE_SUFFIX))
+}
+
+/// Builds the command that runs the built binary with the forwarded arguments.
+fn run_command(plan: &BenchPlan, root: &Path, target: &Path, build_s: f64) -> Command {
+    let mut command = Command::new(binary_path(plan, target));
+    command
+        .args(&plan.forwarded)
+        .env("HHG_BENCH_RUSTFLAGS", &plan.rustflags)
+        .env("HHG_BENCH_BUILD_SECONDS", format!("{build_s:.1}"));
+    // Results land in the workspace's target/bench wherever cargo xtask is started from,
+    // unless the caller chose a directory.
+    if std::env::var_os("HHG_BENCH_OUT_DIR").is_none() {
+        command.env("HHG_BENCH_OUT_DIR", root.join("target").join("bench"));
+    }
+    command
+}
+
+/// The exit code of a finished child: its own, or a failure when a signal killed it.
+fn exit_code(status: std::process::ExitStatus) -> ExitCode {
+    match status.code() {
+        Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        None => ExitCode::FAILURE,
+    }
+}
+
+/// Runs `cargo xtask bench`: builds hhg-bench, runs it, and returns its exit code.
 fn bench(args: Vec<OsString>) -> ExitCode {
     let existing = std::env::var("RUSTFLAGS").ok();
     let plan = plan_bench(args, existing.as_deref());
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     let root = workspace_root();
+    let target = target_root(&root, std::env::var_os("CARGO_TARGET_DIR"));
     eprintln!(
-        "xtask: building hhg-bench (release, RUSTFLAGS=\"{}\", target/{})",
-        plan.rustflags, plan.target_subdir
+        "xtask: building hhg-bench (release, fat LTO, RUSTFLAGS=\"{}\", {})",
+        plan.rustflags,
+        target.join(plan.target_subdir).display()
     );
-    match bench_command(&plan, &root, cargo).status() {
-        Ok(status) => match status.code() {
-            Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
-            // Killed by a signal: no code to forward, so report a failure.
-            None => ExitCode::FAILURE,
-        },
+    let started = Instant::now();
+    match build_command(&plan, &root, &target, cargo).status() {
+        Ok(status) if status.success() => {}
+        Ok(status) => {
+            eprintln!("xtask: the build failed");
+            return exit_code(status);
+        }
         Err(e) => {
             eprintln!("xtask: cannot run cargo: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let build_s = started.elapsed().as_secs_f64();
+    eprintln!("xtask: build took {build_s:.1} s");
+    let started = Instant::now();
+    let status = run_command(&plan, &root, &target, build_s).status();
+    let run_s = started.elapsed().as_secs_f64();
+    match status {
+        Ok(status) => {
+            eprintln!(
+                "xtask: build {build_s:.1} s, run {run_s:.1} s, total {:.1} s",
+                build_s + run_s
+            );
+            exit_code(status)
+        }
+        Err(e) => {
+            eprintln!(
+                "xtask: cannot run {}: {e}",
+                binary_path(&plan, &target).display()
+            );
             ExitCode::FAILURE
         }
     }
@@ -165,10 +234,12 @@ mod tests {
     }
 
     #[test]
-    fn command_runs_hhg_bench_in_the_chosen_target_dir() {
+    fn commands_build_then_run_in_the_chosen_target_dir() {
         let plan = plan_bench(args(&["--n", "10k"]), None);
         let root = Path::new("ws");
-        let command = bench_command(&plan, root, OsString::from("cargo"));
+        let target = target_root(root, None);
+        assert_eq!(target, root.join("target"));
+        let command = build_command(&plan, root, &target, OsString::from("cargo"));
         let argv: Vec<OsString> = command.get_args().map(OsString::from).collect();
         let expected_target = root.join("target").join("native");
         assert!(
@@ -179,22 +250,41 @@ mod tests {
             argv.windows(2)
                 .any(|w| w[0] == "--bin" && w[1] == "hhg-bench")
         );
-        let tail: Vec<&OsString> = argv.iter().skip_while(|a| *a != "--").collect();
-        assert_eq!(
-            tail,
-            [
-                &OsString::from("--"),
-                &OsString::from("--n"),
-                &OsString::from("10k")
-            ]
-        );
+        assert_eq!(argv[0], "build");
         let rustflags = command
             .get_envs()
-            .find(|(k, _)| *k == "HHG_BENCH_RUSTFLAGS")
+            .find(|(k, _)| *k == "RUSTFLAGS")
             .and_then(|(_, v)| v);
         assert_eq!(
             rustflags,
             Some(std::ffi::OsStr::new("-C target-cpu=native"))
+        );
+
+        let run = run_command(&plan, root, &target, 12.5);
+        assert_eq!(
+            Path::new(run.get_program()),
+            expected_target
+                .join("release")
+                .join(format!("hhg-bench{}", std::env::consts::EXE_SUFFIX))
+        );
+        let run_args: Vec<OsString> = run.get_args().map(OsString::from).collect();
+        assert_eq!(run_args, args(&["--n", "10k"]));
+        let env = |key: &str| {
+            run.get_envs()
+                .find(|(k, _)| *k == key)
+                .and_then(|(_, v)| v)
+                .map(|v| v.to_string_lossy().into_owned())
+        };
+        assert_eq!(
+            env("HHG_BENCH_RUSTFLAGS").as_deref(),
+            Some("-C target-cpu=native")
+        );
+        assert_eq!(env("HHG_BENCH_BUILD_SECONDS").as_deref(), Some("12.5"));
+
+        // A CARGO_TARGET_DIR replaces target/ as the parent of native/ and portable/.
+        assert_eq!(
+            target_root(root, Some(OsString::from("elsewhere"))),
+            root.join("elsewhere")
         );
     }
 }

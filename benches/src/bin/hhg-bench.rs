@@ -1,19 +1,29 @@
-//! The `hhg-bench` binary: runs hhg and its peers on generated scenes, the broad-phase scenario or
-//! a point file.
+//! The `hhg-bench` binary: runs hhg and its peers on generated scenes, the hashing schemes, the
+//! broad-phase scenes or a point file, and writes the report.
 //!
 //! See `hhg-bench --help`, or run it as `cargo xtask bench` for a native-CPU release build.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Instant;
 
 use hhg_benches::broadphase::report as broad_report;
-use hhg_benches::broadphase::runner::{self as broad_runner, BroadRecord, BroadRun};
-use hhg_benches::cli::{self, Command, DEFAULT_OUT_DIR, OUT_DIR_VAR, USAGE};
+use hhg_benches::broadphase::runner::{self as broad_runner, BroadRun};
+use hhg_benches::cli::{self, Command, DEFAULT_OUT_DIR, OUT_DIR_VAR, ScalingPlan, USAGE};
+use hhg_benches::compare;
 use hhg_benches::engines::Engine;
 use hhg_benches::io::read_points;
-use hhg_benches::report::{self, Environment};
-use hhg_benches::runner::{self, Record};
+use hhg_benches::memory::CountingAllocator;
+use hhg_benches::plots;
+use hhg_benches::progress::{Bar, Progress};
+use hhg_benches::report::{self, Environment, ReportExtras, Results};
+use hhg_benches::runner::{self, Record, SceneRun};
+use hhg_benches::schemes::{self, SchemeRun};
+
+/// Every heap allocation of the bench is counted, so that each engine's peak can be reported.
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 fn main() -> ExitCode {
     let command = match cli::parse(std::env::args().skip(1)) {
@@ -30,10 +40,23 @@ fn main() -> ExitCode {
         }
         Command::Scenes {
             run,
+            schemes,
             broad,
+            scaling,
+            full,
             out,
+            compare,
             json,
-        } => scenes(run.as_ref(), broad.as_ref(), out, json),
+        } => scenes(Plan {
+            run,
+            schemes,
+            broad,
+            scaling,
+            full,
+            out,
+            compare,
+            json,
+        }),
         Command::Points {
             file,
             radius,
@@ -44,8 +67,7 @@ fn main() -> ExitCode {
         } => points(&file, radius, &engines, threads, reps, json),
     };
     match result {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
+        Ok(code) => ExitCode::from(code),
         Err(message) => {
             eprintln!("hhg-bench: {message}");
             ExitCode::FAILURE
@@ -53,125 +75,210 @@ fn main() -> ExitCode {
     }
 }
 
-/// Progress goes to standard error so that standard output stays a clean table or JSON.
-fn progress(line: &str) {
-    eprintln!("{line}");
-}
-
-/// Prints the records and any disagreement; returns whether all engines agree.
-fn print_results(records: &[Record], json_lines: bool, table: bool) -> bool {
-    if json_lines {
-        for record in records {
-            println!("{}", report::json_line(record));
-        }
-    }
-    if table {
-        print!("{}", report::text_table(records));
-    }
-    let problems = runner::disagreements(records);
-    if !problems.is_empty() {
-        eprintln!();
-        eprintln!("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!");
-        eprintln!("!!! ENGINES DISAGREE: the neighbour pairs differ from the reference engine");
-        for problem in &problems {
-            eprintln!("!!!   {problem}");
-        }
-        eprintln!("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!");
-    }
-    problems.is_empty()
-}
-
-/// Prints the broad-phase records and any disagreement; returns whether all engines agree.
-fn print_broad_results(records: &[BroadRecord], json_lines: bool) -> bool {
-    if json_lines {
-        for record in records {
-            println!("{}", broad_report::json_line(record));
-        }
-    } else {
-        print!("{}", broad_report::text_table(records));
-    }
-    let problems = broad_runner::disagreements(records);
-    if !problems.is_empty() {
-        eprintln!();
-        eprintln!("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!");
-        eprintln!(
-            "!!! BROAD-PHASE ENGINES DISAGREE: the overlapping pairs differ from the reference"
-        );
-        for problem in &problems {
-            eprintln!("!!!   {problem}");
-        }
-        eprintln!("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!");
-    }
-    problems.is_empty()
-}
-
-/// Runs the selected suites on generated inputs and writes `results.json` and `report.md`.
-fn scenes(
-    run: Option<&runner::SceneRun>,
-    broad: Option<&BroadRun>,
+/// What a run of generated scenes covers.
+struct Plan {
+    run: Option<SceneRun>,
+    schemes: Option<SchemeRun>,
+    broad: Option<BroadRun>,
+    scaling: Option<ScalingPlan>,
+    full: bool,
     out: Option<PathBuf>,
+    compare: Option<PathBuf>,
     json: bool,
-) -> Result<bool, String> {
-    let (threads, seed) = match (run, broad) {
-        (Some(run), _) => (run.threads, run.seed),
-        (None, Some(broad)) => (broad.threads, broad.seed),
-        (None, None) => return Err("no suite selected".into()),
-    };
+}
+
+/// Prints the disagreements in a banner that cannot be missed.
+fn shout(problems: &[String]) {
+    if problems.is_empty() {
+        return;
+    }
+    let rule = "!".repeat(78);
+    eprintln!();
+    eprintln!("{rule}");
+    eprintln!("!!! ENGINES DISAGREE: the pairs differ from the reference engine's");
+    for problem in problems {
+        eprintln!("!!!   {problem}");
+    }
+    eprintln!("{rule}");
+}
+
+/// A directory name for the time `unix_time`: `YYYY-MM-DD_hh-mm-ss`.
+fn stamp(unix_time: u64) -> String {
+    report::utc_timestamp(unix_time)
+        .trim_end_matches(" UTC")
+        .replace(' ', "_")
+        .replace(':', "-")
+}
+
+/// Runs the selected suites on generated inputs and writes the result files; returns the exit
+/// code.
+fn scenes(plan: Plan) -> Result<u8, String> {
+    let threads = plan
+        .run
+        .as_ref()
+        .map(|r| r.threads)
+        .or(plan.schemes.as_ref().map(|s| s.threads))
+        .or(plan.broad.as_ref().map(|b| b.threads))
+        .ok_or("no suite selected")?;
+    let seed = plan
+        .run
+        .as_ref()
+        .map(|r| r.seed)
+        .or(plan.schemes.as_ref().map(|s| s.seed))
+        .or(plan.broad.as_ref().map(|b| b.seed))
+        .unwrap_or(runner::DEFAULT_SEED);
     let env = Environment::current(threads, seed);
     if env.debug_assertions {
         eprintln!("hhg-bench: warning: this is a debug build; use `cargo xtask bench` for timings");
     }
+    let mode = if plan.full { "full" } else { "quick" };
     eprintln!(
-        "hhg-bench: {threads} thread(s), RUSTFLAGS {}",
+        "hhg-bench: {mode} run, {threads} thread(s), CPU {} ({}), RUSTFLAGS {}",
+        env.cpu,
+        env.simd,
         env.rustflags_text()
     );
+
+    let scaling = plan.scaling.clone().unwrap_or_default();
+    let planned = plan.run.as_ref().map_or(0, SceneRun::planned)
+        + plan.schemes.as_ref().map_or(0, SchemeRun::planned)
+        + plan.broad.as_ref().map_or(0, BroadRun::planned)
+        + plan.run.as_ref().map_or(0, |r| {
+            runner::planned_scaling(r, scaling.particles.len(), &scaling.threads)
+        })
+        + plan.broad.as_ref().map_or(0, |b| {
+            broad_runner::planned_scaling(b, scaling.broad.len(), &scaling.threads)
+        });
+    let mut bar = Bar::new(planned);
+    let started = Instant::now();
     let pool = runner::thread_pool(threads)?;
-    let mut log = progress;
-    let mut agree = true;
-    let records = match run {
-        Some(run) => {
-            let records = pool.install(|| runner::run_scenes(run, &mut log))?;
-            agree &= print_results(&records, json, !json);
-            records
+    let mut results = Results::default();
+    let outcome = (|| -> Result<(), String> {
+        if let Some(run) = &plan.run {
+            results.particles = pool.install(|| runner::run_scenes(run, &mut bar))?;
         }
-        None => Vec::new(),
-    };
-    let broad_records = match broad {
-        Some(broad) => {
-            let broad_records = pool.install(|| broad_runner::run_broadphase(broad, &mut log))?;
-            if !records.is_empty() && !json {
+        if let Some(config) = &plan.schemes {
+            results.schemes = pool.install(|| schemes::run_schemes(config, &mut bar))?;
+        }
+        if let Some(broad) = &plan.broad {
+            results.broad = pool.install(|| broad_runner::run_broadphase(broad, &mut bar))?;
+        }
+        if let Some(run) = &plan.run {
+            results.scaling =
+                runner::run_scaling(run, &scaling.particles, &scaling.threads, &mut bar)?;
+        }
+        if let Some(broad) = &plan.broad {
+            results.broad_scaling =
+                broad_runner::run_scaling(broad, &scaling.broad, &scaling.threads, &mut bar)?;
+        }
+        Ok(())
+    })();
+    bar.finish();
+    outcome?;
+    schemes::annotate(&mut results.schemes, &results.particles);
+    let run_s = started.elapsed().as_secs_f64();
+
+    if plan.json {
+        for record in &results.particles {
+            println!("{}", report::json_line(record));
+        }
+        for record in &results.broad {
+            println!("{}", broad_report::json_line(record));
+        }
+    } else {
+        if !results.particles.is_empty() {
+            println!("Particles\n");
+            print!("{}", report::text_table(&results.particles));
+            println!();
+        }
+        if !results.schemes.is_empty() {
+            println!("Hashing schemes\n");
+            print!("{}", report::scheme_text_table(&results.schemes));
+            println!();
+        }
+        if !results.broad.is_empty() {
+            println!("Broad phase\n");
+            print!("{}", broad_report::text_table(&results.broad));
+            println!();
+        }
+        let rows = report::scaling_rows(&results);
+        if !rows.is_empty() {
+            println!("Thread scaling\n");
+            print!("{}", report::scaling_table(&rows, false));
+            println!();
+        }
+        println!("SUMMARY ({mode} run, {run_s:.0} s)\n");
+        print!("{}", report::summary(&results, false));
+    }
+
+    let compare_section = match &plan.compare {
+        Some(path) => {
+            let old = fs::read_to_string(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let old =
+                compare::timed_records(&old).map_err(|e| format!("{}: {e}", path.display()))?;
+            let new = compare::timed_records(&report::results_json(&env, &results))?;
+            let ratios = compare::ratios(&old, &new);
+            if !plan.json {
+                println!("Compared with {}\n", path.display());
+                print!("{}", compare::table(&ratios, false));
                 println!();
             }
-            agree &= print_broad_results(&broad_records, json);
-            broad_records
+            let name = path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            Some(compare::markdown_section(&name, &ratios))
         }
-        None => Vec::new(),
+        None => None,
     };
 
-    let dir = out
+    let base = plan
+        .out
+        .clone()
         .or_else(|| std::env::var_os(OUT_DIR_VAR).map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from(DEFAULT_OUT_DIR));
-    let problems = runner::disagreements(&records);
-    let broad_problems = broad_runner::disagreements(&broad_records);
-    write_file(
-        &dir,
-        "results.json",
-        &report::results_json(&env, &records, &broad_records),
-    )?;
+    let stamp = stamp(env.unix_time);
+    let dir = base.join(&stamp);
+    fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let plots = match plots::write_plots(&dir, &results) {
+        Ok(plots) => plots,
+        Err(e) => {
+            eprintln!("hhg-bench: warning: {e}");
+            Vec::new()
+        }
+    };
+    let json = report::results_json(&env, &results);
+    let mut extras = ReportExtras {
+        mode: mode.to_owned(),
+        run_s,
+        plots: plots.clone(),
+        compare: compare_section,
+    };
+    write_file(&dir, "results.json", &json)?;
     write_file(
         &dir,
         "report.md",
-        &report::markdown_report(
-            &env,
-            &records,
-            &problems,
-            report::BroadSection {
-                records: &broad_records,
-                problems: &broad_problems,
-            },
-        ),
+        &report::markdown_report(&env, &results, &extras),
     )?;
-    Ok(agree)
+    // The latest run's copies in the base directory link to the plots in the run's directory.
+    extras.plots = plots.iter().map(|p| format!("{stamp}/{p}")).collect();
+    write_file(&base, "results.json", &json)?;
+    write_file(
+        &base,
+        "report.md",
+        &report::markdown_report(&env, &results, &extras),
+    )?;
+    eprintln!(
+        "hhg-bench: {} plot(s) in {}: {}",
+        plots.len(),
+        dir.display(),
+        plots.join(", ")
+    );
+
+    let problems = results.problems();
+    shout(&problems);
+    Ok(report::exit_code(&problems))
 }
 
 /// Writes one result file, creating its directory, and says where it went.
@@ -183,6 +290,20 @@ fn write_file(dir: &Path, name: &str, contents: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Prints a point file's records (JSON lines, and the table unless `json`); returns the exit
+/// code.
+fn print_points(records: &[Record], json: bool) -> u8 {
+    for record in records {
+        println!("{}", report::json_line(record));
+    }
+    if !json {
+        print!("{}", report::text_table(records));
+    }
+    let problems = runner::disagreements(records);
+    shout(&problems);
+    report::exit_code(&problems)
+}
+
 /// Benchmarks the points of one file.
 fn points(
     file: &Path,
@@ -191,14 +312,15 @@ fn points(
     threads: usize,
     reps: Option<usize>,
     json: bool,
-) -> Result<bool, String> {
+) -> Result<u8, String> {
     let points = read_points(file).map_err(|e| e.to_string())?;
     let name = file
         .file_stem()
         .map_or_else(|| "points".to_owned(), |s| s.to_string_lossy().into_owned());
     let pool = runner::thread_pool(threads)?;
-    let mut log = progress;
+    let mut log = |line: &str| eprintln!("{line}");
+    let progress: &mut dyn Progress = &mut log;
     let records = pool
-        .install(|| runner::run_points(&name, &points, radius, engines, threads, reps, &mut log))?;
-    Ok(print_results(&records, true, !json))
+        .install(|| runner::run_points(&name, &points, radius, engines, threads, reps, progress))?;
+    Ok(print_points(&records, json))
 }

@@ -1,9 +1,13 @@
-//! The hhg engine: `hhg_core::broad::BroadPhase` behind the interface the runner drives.
+//! The hhg engines: `hhg_core::broad::BroadPhase` and, for scenes with static objects,
+//! `hhg_core::broad::Scene`, behind the interface the runner drives.
 //!
-//! One step is `build` (the first one is the setup, later ones the update) and `pairs` (the
-//! detection); the same broad phase and pair buffer serve every step, so hhg reuses its memory.
+//! With `BroadPhase`, one step is `build` (the first one is the setup, later ones the update)
+//! and `pairs` (the detection); the same broad phase and pair buffer serve every step, so hhg
+//! reuses its memory. With `Scene`, the setup inserts every object (static ones with
+//! `Motion::Static`), an update sets the boxes of the moving objects and calls `update` (which
+//! patches or rebuilds as the scene decides), and the detection is `detect`.
 
-use hhg_core::broad::BroadPhase;
+use hhg_core::broad::{BroadPhase, Filter, Handle, Motion, Scene};
 
 use crate::broadphase::Aabb;
 
@@ -28,6 +32,68 @@ impl HhgBroadPhase {
     /// Heap bytes held by the grids, as hhg counts them.
     pub fn heap_bytes(&self) -> usize {
         self.inner.heap_bytes()
+    }
+}
+
+/// hhg's persistent scene, for scenes with static objects.
+#[derive(Default)]
+pub struct HhgScene {
+    /// The scene.
+    inner: Scene<f32>,
+    /// The handle of every object, in the input numbering.
+    handles: Vec<Handle>,
+    /// The pairs of the last detection, as handles.
+    found: Vec<[Handle; 2]>,
+}
+
+impl HhgScene {
+    /// Inserts every box (those marked in `statics` as static) and updates the scene.
+    pub fn setup(&mut self, boxes: &[Aabb<f32>], statics: &[bool]) -> Result<(), String> {
+        self.inner = Scene::new();
+        self.handles.clear();
+        for (i, b) in boxes.iter().enumerate() {
+            let motion = if statics.get(i).copied().unwrap_or(false) {
+                Motion::Static
+            } else {
+                Motion::Dynamic
+            };
+            let handle = self
+                .inner
+                .insert(*b, motion, Filter::ALL)
+                .map_err(|e| format!("hhg: {e}"))?;
+            self.handles.push(handle);
+        }
+        self.inner.update().map_err(|e| format!("hhg: {e}"))?;
+        Ok(())
+    }
+
+    /// Sets the boxes of the `moving` objects and updates the scene.
+    pub fn update(&mut self, boxes: &[Aabb<f32>], moving: &[u32]) -> Result<(), String> {
+        for &i in moving {
+            self.inner
+                .set_aabb(self.handles[i as usize], boxes[i as usize])
+                .map_err(|e| format!("hhg: {e}"))?;
+        }
+        self.inner.update().map_err(|e| format!("hhg: {e}"))?;
+        Ok(())
+    }
+
+    /// Writes every overlapping pair not of two static objects into `out` as `[i, j]`,
+    /// `i < j` in the input numbering (a fresh scene's slots are the insertion order).
+    pub fn pairs(&mut self, out: &mut Vec<[u32; 2]>) -> Result<(), String> {
+        self.inner
+            .detect(&mut self.found)
+            .map_err(|e| format!("hhg: {e}"))?;
+        out.clear();
+        out.extend(self.found.iter().map(|[a, b]| [a.slot(), b.slot()]));
+        Ok(())
+    }
+
+    /// Heap bytes held by the scene, as hhg counts them, and the handle buffers.
+    pub fn heap_bytes(&self) -> usize {
+        self.inner.heap_bytes()
+            + self.handles.capacity() * size_of::<Handle>()
+            + self.found.capacity() * size_of::<[Handle; 2]>()
     }
 }
 
@@ -73,6 +139,30 @@ mod tests {
                 );
                 scenario.step();
             }
+        }
+        assert!(hhg.heap_bytes() > 0);
+    }
+
+    #[test]
+    fn the_scene_pairs_no_two_statics() {
+        use crate::broadphase::scenario::{BroadScene, Scenario};
+        let mut scenario = Scenario::generate(BroadScene::StaticHeavy, 2000, 4);
+        let mut hhg = HhgScene::default();
+        hhg.setup(scenario.boxes(), scenario.statics()).unwrap();
+        for step in 0..3 {
+            if step > 0 {
+                scenario.step();
+                hhg.update(scenario.boxes(), scenario.moving()).unwrap();
+            }
+            let mut want = Vec::new();
+            brute::all_pairs(scenario.boxes(), &mut want);
+            let statics = scenario.statics();
+            want.retain(|&[i, j]| !(statics[i as usize] && statics[j as usize]));
+            let mut got = Vec::new();
+            hhg.pairs(&mut got).unwrap();
+            got.sort_unstable();
+            assert!(want.len() > 100);
+            assert_eq!(got, want, "step {step}");
         }
         assert!(hhg.heap_bytes() > 0);
     }

@@ -75,6 +75,26 @@ impl ParryBvh {
         self.bvh.optimize_incremental(&mut self.workspace);
     }
 
+    /// Moves only the leaves of `moving` (the other boxes are unchanged since the last
+    /// update), then refits and incrementally optimises the tree, as an engine with static
+    /// bodies does; builds from scratch when the box count changed.
+    pub fn update_subset(&mut self, boxes: &[Aabb<f32>], moving: &[u32]) {
+        if boxes.len() != self.leaves {
+            self.setup(boxes);
+            return;
+        }
+        self.updates.clear();
+        self.updates.par_extend(
+            moving
+                .par_iter()
+                .map(|&i| (to_parry(&boxes[i as usize]), i, 0.0)),
+        );
+        self.bvh
+            .insert_or_update_batch_partially_parallel(&self.updates, &mut self.statuses);
+        self.bvh.refit_parallel(&mut self.workspace);
+        self.bvh.optimize_incremental(&mut self.workspace);
+    }
+
     /// Writes every overlapping pair of `boxes` (the boxes of the last update) into `out`
     /// (cleared first), each once as `[i, j]` with `i < j`, in a deterministic order.
     pub fn pairs(&self, boxes: &[Aabb<f32>], out: &mut Vec<[u32; 2]>) {

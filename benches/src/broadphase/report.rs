@@ -2,13 +2,18 @@
 
 use std::fmt::Write as _;
 
-use crate::broadphase::runner::{BroadRecord, SCENARIO_NAME};
-use crate::broadphase::scenario::{EDGE_MAX, EDGE_MIN, MAX_STEP_FRACTION, OVERLAPS_PER_OBJECT};
+use crate::broadphase::runner::BroadRecord;
+use crate::broadphase::scenario::{
+    EDGE_MAX, EDGE_MIN, HUGE_FINITE, HUGE_INFINITE, LONG_EDGE, MAX_STEP_FRACTION,
+    OVERLAPS_PER_OBJECT, STATIC_FRACTION,
+};
+use crate::memory::mib;
 use crate::report::{json_f64, json_seconds, json_string};
 
 /// The column headers of the broad-phase table.
-pub const COLUMNS: [&str; 14] = [
+pub const COLUMNS: [&str; 17] = [
     "engine",
+    "case",
     "n",
     "threads",
     "steps",
@@ -16,24 +21,27 @@ pub const COLUMNS: [&str; 14] = [
     "update ms",
     "detect ms",
     "step ms",
+    "ns/box",
     "pairs",
     "pairs/box",
     "checksum",
     "memory MiB",
+    "peak MiB",
     "vs hhg",
     "agree",
 ];
 
 /// Whether column `c` is text (left-aligned) rather than a number.
 fn is_text(c: usize) -> bool {
-    c == 0 || c == COLUMNS.len() - 1
+    c <= 1 || c == COLUMNS.len() - 1
 }
 
 /// The cells of one table row, formatted.
-fn row(record: &BroadRecord) -> [String; 14] {
+fn row(record: &BroadRecord) -> [String; 17] {
     let ms = |s: f64| format!("{:.3}", s * 1e3);
     [
         record.engine.name().to_owned(),
+        record.scene.name().to_owned(),
         record.n.to_string(),
         record.threads.to_string(),
         record.steps.to_string(),
@@ -41,10 +49,12 @@ fn row(record: &BroadRecord) -> [String; 14] {
         ms(record.update_s),
         ms(record.detect_s),
         ms(record.step_s),
+        format!("{:.1}", record.ns_per_box()),
         record.stats.pairs.to_string(),
         format!("{:.3}", record.pairs_per_box()),
         record.stats.checksum.to_string(),
         format!("{:.2}", record.heap_bytes as f64 / (1 << 20) as f64),
+        mib(record.peak_bytes),
         record
             .vs_hhg
             .map_or_else(|| "-".to_owned(), |x| format!("{x:.2}x")),
@@ -54,7 +64,7 @@ fn row(record: &BroadRecord) -> [String; 14] {
 
 /// The broad-phase table with aligned columns, for the terminal.
 pub fn text_table(records: &[BroadRecord]) -> String {
-    let rows: Vec<[String; 14]> = records.iter().map(row).collect();
+    let rows: Vec<[String; 17]> = records.iter().map(row).collect();
     let mut widths = COLUMNS.map(str::len);
     for cells in &rows {
         for (w, cell) in widths.iter_mut().zip(cells) {
@@ -104,7 +114,7 @@ pub fn json_line(record: &BroadRecord) -> String {
     format!(
         "{{\"suite\":\"broadphase\",\"engine\":{},\"case\":{},\"n\":{},\"threads\":{},\"setup_s\":{},\"update_s\":{},\"detect_s\":{},\"step_s\":{},\"pairs\":{},\"checksum\":{}}}",
         json_string(record.engine.name()),
-        json_string(SCENARIO_NAME),
+        json_string(record.scene.name()),
         record.n,
         record.threads,
         json_seconds(record.setup_s),
@@ -124,9 +134,9 @@ pub fn json_record(record: &BroadRecord) -> String {
         .map(|s| s.pairs.to_string())
         .collect();
     format!(
-        "{{\"engine\":{},\"case\":{},\"n\":{},\"threads\":{},\"steps\":{},\"setup_s\":{},\"update_s\":{},\"detect_s\":{},\"step_s\":{},\"pairs\":{},\"pairs_per_box\":{},\"checksum\":{},\"step_pairs\":[{}],\"heap_bytes\":{},\"vs_hhg\":{},\"agree\":{}}}",
+        "{{\"engine\":{},\"case\":{},\"n\":{},\"threads\":{},\"steps\":{},\"setup_s\":{},\"update_s\":{},\"detect_s\":{},\"step_s\":{},\"total_s\":{},\"ns_per_box\":{},\"pairs\":{},\"pairs_per_box\":{},\"checksum\":{},\"step_pairs\":[{}],\"heap_bytes\":{},\"peak_bytes\":{},\"vs_hhg\":{},\"agree\":{}}}",
         json_string(record.engine.name()),
-        json_string(SCENARIO_NAME),
+        json_string(record.scene.name()),
         record.n,
         record.threads,
         record.steps,
@@ -134,11 +144,16 @@ pub fn json_record(record: &BroadRecord) -> String {
         json_seconds(record.update_s),
         json_seconds(record.detect_s),
         json_seconds(record.step_s),
+        json_seconds(record.step_s),
+        json_f64(record.ns_per_box()),
         record.stats.pairs,
         json_f64(record.pairs_per_box()),
         record.stats.checksum,
         step_pairs.join(","),
         record.heap_bytes,
+        record
+            .peak_bytes
+            .map_or_else(|| "null".to_owned(), |b| b.to_string()),
         record.vs_hhg.map_or_else(|| "null".to_owned(), json_f64),
         json_string(&record.agree.to_string())
     )
@@ -149,13 +164,21 @@ pub fn markdown_section(records: &[BroadRecord], problems: &[String]) -> String 
     let mut out = String::from("## Broad phase\n\n");
     let _ = write!(
         out,
-        "The scenario of Schornbaum's thesis (§4): random axis-aligned cuboids with every edge \
-         uniform in [{EDGE_MIN}, {EDGE_MAX}] (sizes differ by up to 12x), lower corners uniform \
-         in a cube sized for {OVERLAPS_PER_OBJECT} overlapping pairs per box, each box moving \
-         at a constant velocity of up to {:.0} % of its longest edge per step. The motion wraps \
-         around the cube; detection does not (pairs across the periodic boundary are not \
-         counted). Overlap is closed on every axis: touching boxes overlap.\n\n",
-        MAX_STEP_FRACTION * 100.0
+        "`cuboids` is the scenario of Schornbaum's thesis (§4): random axis-aligned cuboids with \
+         every edge uniform in [{EDGE_MIN}, {EDGE_MAX}] (sizes differ by up to 12x), lower \
+         corners uniform in a cube sized for {OVERLAPS_PER_OBJECT} overlapping pairs per box, \
+         each box moving at a constant velocity of up to {:.0} % of its longest edge per step. \
+         The motion wraps around the cube; detection does not (pairs across the periodic \
+         boundary are not counted). Overlap is closed on every axis: touching boxes overlap. \
+         `long`: {LONG_EDGE} x 1 x 1 objects along a random axis each, the cube sized for the \
+         same density. `static`: the cuboids, {:.0} % of them static (never moving, never paired \
+         with each other: hhg runs its persistent `Scene` with `Motion::Static`, parry updates \
+         only the moving leaves, sap and brute force drop static-static pairs while writing \
+         them out). `huge`: the cuboids plus {HUGE_FINITE} motionless boxes a quarter to half \
+         the cube's edge wide and {HUGE_INFINITE} infinite slabs (a floor and a wall); parry, \
+         whose BVH takes finite boxes only, skips it.\n\n",
+        MAX_STEP_FRACTION * 100.0,
+        STATIC_FRACTION * 100.0
     );
     out.push_str(
         "Each engine replays the same scenario: `setup` builds its structure on the first \
@@ -167,10 +190,12 @@ pub fn markdown_section(records: &[BroadRecord], problems: &[String]) -> String 
          sweep with an 8-lane SIMD `y`/`z` test); `parry` is parry3d's dynamic BVH, updated as \
          rapier does (leaves written in place, parallel refit, incremental optimisation) and \
          traversed against itself in parallel, its candidates re-checked with the exact rule; \
-         `brute` tests all pairs (up to 20000 boxes). `memory` is the heap held by the \
-         structure after the last step, the pair output excluded (parry's private workspace is \
-         not counted). `vs hhg` is hhg's step time over the engine's (below 1: slower than \
-         hhg). `agree` compares the pair count and checksum of every step, setup included, \
+         `brute` tests all pairs (up to 20000 boxes). `ns/box` is the median step over the \
+         boxes. `memory` is the heap held by the structure after the last step, the pair output \
+         excluded, as each engine counts it (parry's private workspace is not counted); `peak` \
+         is the most heap the whole run held at once above what was in use before it \
+         (scenario, structure and pairs), measured by the bench's counting allocator. `vs hhg` \
+         is hhg's step time over the engine's (below 1: slower than hhg). `agree` compares the pair count and checksum of every step, setup included, \
          with the reference (brute force where it ran, else sap).\n\n",
     );
     if problems.is_empty() {
@@ -201,6 +226,7 @@ mod tests {
         };
         BroadRecord {
             engine: BroadEngine::Sap,
+            scene: crate::broadphase::scenario::BroadScene::Cuboids,
             n: 1000,
             threads: 2,
             steps: 5,
@@ -211,6 +237,7 @@ mod tests {
             stats,
             step_stats: vec![stats; 3],
             heap_bytes: 3 << 20,
+            peak_bytes: Some(5 << 20),
             vs_hhg: Some(0.5),
             agree: Agreement::Agrees,
         }
@@ -222,6 +249,7 @@ mod tests {
         let text = text_table(&records);
         assert!(text.lines().next().unwrap().starts_with("engine"));
         assert!(text.contains("0.50x") && text.contains("3.00") && text.contains("2.000"));
+        assert!(text.contains("cuboids") && text.contains("5.00") && text.contains("3000.0"));
         let md = markdown_table(&records);
         assert_eq!(md.lines().count(), 3);
         assert_eq!(
@@ -244,22 +272,19 @@ mod tests {
 
     #[test]
     fn the_suite_joins_the_result_files() {
-        let records = [sample(), sample()];
+        let records = vec![sample(), sample()];
         let env = crate::report::Environment::current(2, 1);
-        let json = crate::report::results_json(&env, &[], &records);
-        assert!(json.contains("\"results\": [\n  ],\n  \"broadphase\": [\n"));
-        assert_eq!(json.matches("\"engine\":\"sap\"").count(), 2);
-        assert!(json.ends_with("}\n  ]\n}\n"));
-        let problems = vec![];
-        let report = crate::report::markdown_report(
-            &env,
-            &[],
-            &[],
-            crate::report::BroadSection {
-                records: &records,
-                problems: &problems,
-            },
+        let results = crate::report::Results {
+            broad: records,
+            ..crate::report::Results::default()
+        };
+        let json = crate::report::results_json(&env, &results);
+        assert!(
+            json.contains("\"results\": [\n  ],\n  \"schemes\": [\n  ],\n  \"broadphase\": [\n")
         );
+        assert_eq!(json.matches("\"engine\":\"sap\"").count(), 2);
+        let report =
+            crate::report::markdown_report(&env, &results, &crate::report::ReportExtras::default());
         assert!(report.contains("## Broad phase") && !report.contains("kiddo"));
         assert!(report.contains("All broad-phase engines agree"));
     }

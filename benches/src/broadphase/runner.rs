@@ -9,19 +9,18 @@
 
 use std::time::Instant;
 
+use crate::broadphase::PairListStats;
 use crate::broadphase::engines::BroadEngine;
-use crate::broadphase::scenario::Scenario;
-use crate::broadphase::{Aabb, PairListStats};
+use crate::broadphase::scenario::{BroadScene, Scenario};
+use crate::memory::PeakMeter;
+use crate::progress::Progress;
 use crate::runner::Agreement;
 
-/// The box counts of the default run.
-pub const BROAD_SIZES: [usize; 4] = [1_000, 10_000, 100_000, 1_000_000];
+/// The box counts of the quick default run.
+pub const BROAD_SIZES: [usize; 3] = [1_000, 10_000, 100_000];
 
 /// The untimed steps between the setup and the measured steps.
 pub const WARMUP_STEPS: usize = 1;
-
-/// The name of the scenario in reports.
-pub const SCENARIO_NAME: &str = "cuboids";
 
 /// Measured steps per run: 5 up to 100k boxes, 3 above.
 pub fn default_steps(n: usize) -> usize {
@@ -31,6 +30,8 @@ pub fn default_steps(n: usize) -> usize {
 /// What the broad-phase run covers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BroadRun {
+    /// Scenes, in order.
+    pub scenes: Vec<BroadScene>,
     /// Box counts, in order.
     pub sizes: Vec<usize>,
     /// Engines; brute force is skipped above [`crate::broadphase::brute::BRUTE_MAX_N`] boxes.
@@ -46,12 +47,26 @@ pub struct BroadRun {
 impl Default for BroadRun {
     fn default() -> Self {
         Self {
+            scenes: BroadScene::ALL.to_vec(),
             sizes: BROAD_SIZES.to_vec(),
             engines: BroadEngine::ALL.to_vec(),
-            threads: crate::runner::DEFAULT_THREADS,
+            threads: crate::runner::default_threads(),
             steps: None,
             seed: crate::runner::DEFAULT_SEED,
         }
+    }
+}
+
+impl BroadRun {
+    /// How many measurements [`run_broadphase`] makes at most (for the progress bar).
+    pub fn planned(&self) -> u64 {
+        let mut count = 0;
+        for _ in &self.scenes {
+            for &n in &self.sizes {
+                count += self.engines.iter().filter(|e| e.accepts(n)).count();
+            }
+        }
+        count as u64
     }
 }
 
@@ -60,6 +75,8 @@ impl Default for BroadRun {
 pub struct BroadRecord {
     /// The engine.
     pub engine: BroadEngine,
+    /// The scene.
+    pub scene: BroadScene,
     /// The number of boxes.
     pub n: usize,
     /// Worker threads.
@@ -80,6 +97,9 @@ pub struct BroadRecord {
     pub step_stats: Vec<PairListStats>,
     /// Heap bytes of the engine's structure after the last step (the pair output excluded).
     pub heap_bytes: usize,
+    /// The most heap bytes the run held at once above what was in use before it (structure,
+    /// scenario and pair output; `None` without the counting allocator).
+    pub peak_bytes: Option<u64>,
     /// hhg's step time over this record's, when hhg ran on the same count.
     pub vs_hhg: Option<f64>,
     /// The comparison with the reference of its box count (filled in by [`annotate`]).
@@ -90,6 +110,16 @@ impl BroadRecord {
     /// Overlapping pairs per box in the last step.
     pub fn pairs_per_box(&self) -> f64 {
         self.stats.pairs as f64 / self.n.max(1) as f64
+    }
+
+    /// Nanoseconds of the median step per box.
+    pub fn ns_per_box(&self) -> f64 {
+        self.step_s * 1e9 / self.n.max(1) as f64
+    }
+
+    /// Nanoseconds of the median step per pair of the last step, if any.
+    pub fn ns_per_pair(&self) -> Option<f64> {
+        (self.stats.pairs > 0).then(|| self.step_s * 1e9 / self.stats.pairs as f64)
     }
 }
 
@@ -104,35 +134,36 @@ pub fn median(values: &[f64]) -> f64 {
     }
 }
 
-/// Runs `engine` on the `n`-box scenario of `seed` for `steps` measured steps.
+/// Runs `engine` on the `n`-object instance of `scene` from `seed` for `steps` measured steps.
 ///
 /// Must be called inside the thread pool of the run.
 pub fn measure(
     engine: BroadEngine,
+    scene: BroadScene,
     n: usize,
     seed: u64,
     steps: usize,
     threads: usize,
 ) -> Result<BroadRecord, String> {
-    let mut scenario = Scenario::new(n, seed);
-    let mut state = engine.state();
+    let meter = PeakMeter::start();
+    let mut scenario = Scenario::generate(scene, n, seed);
+    let mut state = engine.state(scene);
     let mut out: Vec<[u32; 2]> = Vec::new();
     let mut step_stats = Vec::with_capacity(1 + WARMUP_STEPS + steps);
 
     let start = Instant::now();
-    state.update(scenario.boxes(), true)?;
+    state.update(&scenario, true)?;
     let setup_s = start.elapsed().as_secs_f64();
-    state.pairs(scenario.boxes(), &mut out);
+    state.pairs(&scenario, &mut out)?;
     step_stats.push(PairListStats::of(&out));
 
     let (mut updates, mut detections, mut totals) = (Vec::new(), Vec::new(), Vec::new());
     for step in 0..WARMUP_STEPS + steps {
         scenario.step();
-        let boxes: &[Aabb<f32>] = scenario.boxes();
         let start = Instant::now();
-        state.update(boxes, false)?;
+        state.update(&scenario, false)?;
         let updated = Instant::now();
-        state.pairs(boxes, &mut out);
+        state.pairs(&scenario, &mut out)?;
         let done = Instant::now();
         step_stats.push(PairListStats::of(&out));
         if step >= WARMUP_STEPS {
@@ -144,8 +175,10 @@ pub fn measure(
         }
     }
     let stats = *step_stats.last().ok_or("no step was made")?;
+    let peak_bytes = meter.peak_bytes();
     Ok(BroadRecord {
         engine,
+        scene,
         n,
         threads,
         steps,
@@ -156,39 +189,48 @@ pub fn measure(
         stats,
         step_stats,
         heap_bytes: state.heap_bytes(),
+        peak_bytes,
         vs_hhg: None,
         agree: Agreement::Reference,
     })
 }
 
-/// Runs every selected engine on every selected box count. Must be called inside the pool.
+/// Runs every selected engine on every selected scene and box count; an engine that cannot
+/// take a scene is skipped with a message. Must be called inside the pool.
 pub fn run_broadphase(
     config: &BroadRun,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn Progress,
 ) -> Result<Vec<BroadRecord>, String> {
     let mut engines = config.engines.clone();
     engines.sort();
     engines.dedup();
     let mut records = Vec::new();
-    for &n in &config.sizes {
-        let seed = Scenario::seed(config.seed, n);
-        let steps = config.steps.unwrap_or_else(|| default_steps(n)).max(1);
-        progress(&format!(
-            "broad phase, {n} boxes (cube edge {:.1}):",
-            crate::broadphase::scenario::box_edge(n)
-        ));
-        for &engine in &engines {
-            if !engine.accepts(n) {
-                continue;
+    for &scene in &config.scenes {
+        for &n in &config.sizes {
+            let seed = Scenario::seed_for(scene, config.seed, n);
+            let steps = config.steps.unwrap_or_else(|| default_steps(n)).max(1);
+            progress.note(&format!("broad phase, {scene}, {n} boxes:"));
+            for &engine in &engines {
+                if !engine.accepts(n) {
+                    continue;
+                }
+                if let Err(why) = engine.takes(scene) {
+                    progress.note(&format!("  {why}"));
+                    progress.advance(&format!("{engine} {scene} n={n} (skipped)"));
+                    continue;
+                }
+                let record = measure(engine, scene, n, seed, steps, config.threads)?;
+                progress.note(&format!(
+                    "  {engine:<5} {scene:<8} n={n:<8} threads={} setup {:>9.3} ms, step {:>9.3} ms \
+                     (median of {steps}), {} pairs",
+                    config.threads,
+                    record.setup_s * 1e3,
+                    record.step_s * 1e3,
+                    record.stats.pairs
+                ));
+                progress.advance(&format!("{engine} {scene} n={n}"));
+                records.push(record);
             }
-            let record = measure(engine, n, seed, steps, config.threads)?;
-            progress(&format!(
-                "  {engine:<5} n={n:<8} setup {:>9.3} ms, step {:>9.3} ms (median of {steps}), {} pairs",
-                record.setup_s * 1e3,
-                record.step_s * 1e3,
-                record.stats.pairs
-            ));
-            records.push(record);
         }
     }
     if records.is_empty() {
@@ -202,15 +244,71 @@ pub fn run_broadphase(
     Ok(records)
 }
 
+/// Measures the selected engines (brute force excepted) on each `(scene, n)` case with every
+/// thread count of `threads` other than `config.threads`, each in a pool of its own.
+pub fn run_scaling(
+    config: &BroadRun,
+    cases: &[(BroadScene, usize)],
+    threads: &[usize],
+    progress: &mut dyn Progress,
+) -> Result<Vec<BroadRecord>, String> {
+    let mut engines: Vec<BroadEngine> = config
+        .engines
+        .iter()
+        .copied()
+        .filter(|&e| e != BroadEngine::Brute)
+        .collect();
+    engines.sort();
+    engines.dedup();
+    let mut records = Vec::new();
+    for &(scene, n) in cases {
+        let seed = Scenario::seed_for(scene, config.seed, n);
+        let steps = config.steps.unwrap_or_else(|| default_steps(n)).max(1);
+        for &t in threads.iter().filter(|&&t| t != config.threads) {
+            progress.note(&format!(
+                "thread scaling: broad phase, {scene}, {n} boxes, {t} thread(s):"
+            ));
+            let pool = crate::runner::thread_pool(t)?;
+            for &engine in &engines {
+                if engine.takes(scene).is_err() {
+                    continue;
+                }
+                let record = pool.install(|| measure(engine, scene, n, seed, steps, t))?;
+                progress.note(&format!(
+                    "  {engine:<5} {scene:<8} n={n:<8} threads={t} step {:>9.3} ms",
+                    record.step_s * 1e3
+                ));
+                progress.advance(&format!("{engine} {scene} n={n} threads={t}"));
+                records.push(record);
+            }
+        }
+    }
+    annotate(&mut records);
+    Ok(records)
+}
+
+/// The number of measurements [`run_scaling`] makes at most.
+pub fn planned_scaling(config: &BroadRun, cases: usize, threads: &[usize]) -> u64 {
+    let engines = config
+        .engines
+        .iter()
+        .filter(|&&e| e != BroadEngine::Brute)
+        .count();
+    let counts = threads.iter().filter(|&&t| t != config.threads).count();
+    (cases * engines * counts) as u64
+}
+
 /// Fills in `vs_hhg` and `agree` for every record.
 ///
-/// The reference of a box count is brute force where it ran, else sort-and-sweep, else parry,
-/// else hhg; a record agrees when the pair count and checksum of every one of its steps match
-/// the reference's and its pairs are all listed as `i < j`.
+/// The reference of a scene, box count and thread count is brute force where it ran, else
+/// sort-and-sweep, else parry, else hhg; a record agrees when the pair count and checksum of
+/// every one of its steps match the reference's and its pairs are all listed as `i < j`.
 pub fn annotate(records: &mut [BroadRecord]) {
     let snapshot: Vec<BroadRecord> = records.to_vec();
     for record in records.iter_mut() {
-        let same_n = |other: &&BroadRecord| other.n == record.n;
+        let same_n = |other: &&BroadRecord| {
+            other.n == record.n && other.scene == record.scene && other.threads == record.threads
+        };
         record.vs_hhg = snapshot
             .iter()
             .filter(same_n)
@@ -236,10 +334,16 @@ pub fn disagreements(records: &[BroadRecord]) -> Vec<String> {
         .iter()
         .filter(|r| r.agree == Agreement::Differs)
         .map(|r| {
-            let mut line = format!("broad phase: {} on {} boxes", r.engine, r.n);
-            let reference = records
-                .iter()
-                .find(|other| other.n == r.n && other.agree == Agreement::Reference);
+            let mut line = format!(
+                "broad phase: {} on {} with {} boxes ({} threads)",
+                r.engine, r.scene, r.n, r.threads
+            );
+            let reference = records.iter().find(|other| {
+                other.n == r.n
+                    && other.scene == r.scene
+                    && other.threads == r.threads
+                    && other.agree == Agreement::Reference
+            });
             match reference {
                 Some(reference) => {
                     let first = r
@@ -288,15 +392,18 @@ mod tests {
     #[test]
     fn a_small_run_agrees_everywhere() {
         let config = BroadRun {
+            scenes: vec![BroadScene::Cuboids],
             sizes: vec![1500],
             steps: Some(2),
+            threads: 2,
             ..BroadRun::default()
         };
         let pool = thread_pool(2).unwrap();
         let records = pool
-            .install(|| run_broadphase(&config, &mut |_| {}))
+            .install(|| run_broadphase(&config, &mut |_: &str| {}))
             .unwrap();
         assert_eq!(records.len(), BroadEngine::ALL.len());
+        assert_eq!(config.planned(), records.len() as u64);
         assert!(
             disagreements(&records).is_empty(),
             "{:?}",
@@ -325,7 +432,7 @@ mod tests {
         let lines = disagreements(&broken);
         assert_eq!(lines.len(), 1);
         assert!(
-            lines[0].contains("sap on 1500 boxes: step 2"),
+            lines[0].contains("sap on cuboids with 1500 boxes (2 threads): step 2"),
             "{}",
             lines[0]
         );
@@ -335,7 +442,39 @@ mod tests {
             engines: vec![BroadEngine::Brute],
             ..BroadRun::default()
         };
-        let err = pool.install(|| run_broadphase(&only_brute, &mut |_| {}));
+        let err = pool.install(|| run_broadphase(&only_brute, &mut |_: &str| {}));
         assert!(err.unwrap_err().contains("nothing was run"));
+
+        // parry is skipped with a message on the scene with infinite slabs.
+        let huge = BroadRun {
+            scenes: vec![BroadScene::Huge],
+            sizes: vec![1200],
+            engines: vec![BroadEngine::Parry, BroadEngine::Sap],
+            steps: Some(1),
+            threads: 2,
+            ..BroadRun::default()
+        };
+        let mut notes = Vec::new();
+        let records = pool
+            .install(|| run_broadphase(&huge, &mut |line: &str| notes.push(line.to_owned())))
+            .unwrap();
+        assert_eq!(records.len(), 1);
+        assert!(notes.iter().any(|n| n.contains("parry skips `huge`")));
+
+        // Scaling measures the other thread counts only, brute force excepted.
+        let scaling = run_scaling(
+            &config,
+            &[(BroadScene::Cuboids, 1500)],
+            &[1, 2],
+            &mut |_: &str| {},
+        )
+        .unwrap();
+        assert_eq!(scaling.len(), 3);
+        assert!(
+            scaling
+                .iter()
+                .all(|r| r.threads == 1 && r.agree != Agreement::Differs)
+        );
+        assert_eq!(planned_scaling(&config, 1, &[1, 2]), 3);
     }
 }

@@ -8,8 +8,10 @@
 //! tests decide which of the eight are pairs. Every pair is thus tested exactly once, from the
 //! box that sorts first.
 //!
-//! The boxes must be finite with `min <= max` on every axis: the sweep relies on `max.x >= min.x`
-//! and stops at padding lanes whose `min.x` is `+inf`.
+//! The boxes must have `min <= max` on every axis, no NaN, no `min` of `+inf` and no `max` of
+//! `-inf` (the rule of `hhg_core::broad`); infinite bounds are accepted otherwise. The sweep
+//! relies on `max.x >= min.x` and stops at padding lanes whose `min.x` is `+inf`: a box reaching
+//! to `x = +inf` sweeps up to `f32::MAX`, which every real lower bound lies below.
 
 use rayon::prelude::*;
 use wide::f32x8;
@@ -74,9 +76,10 @@ impl SweepAndPrune {
         let n = boxes.len();
         assert!(u32::try_from(n).is_ok(), "too many boxes for u32 indices");
         debug_assert!(
-            boxes.iter().all(|b| (0..3)
-                .all(|a| b.min[a].is_finite() && b.max[a].is_finite() && b.min[a] <= b.max[a])),
-            "boxes must be finite with min <= max"
+            boxes.iter().all(|b| (0..3).all(|a| b.min[a] <= b.max[a]
+                && b.min[a] != f32::INFINITY
+                && b.max[a] != f32::NEG_INFINITY)),
+            "boxes must have min <= max, no NaN, no min of +inf and no max of -inf"
         );
         self.entries.clear();
         self.entries.par_extend(
@@ -200,7 +203,8 @@ impl Columns<'_> {
     /// Pushes the pairs of sorted box `i` with the boxes sorted after it.
     #[inline]
     fn sweep(&self, i: usize, found: &mut Vec<[u32; 2]>) {
-        let stop = f32x8::splat(self.max_x[i]);
+        // The padding's `+inf` lies above the stop even for a box that reaches `+inf`.
+        let stop = f32x8::splat(self.max_x[i].min(f32::MAX));
         let (lo_y, hi_y) = (f32x8::splat(self.min_y[i]), f32x8::splat(self.max_y[i]));
         let (lo_z, hi_z) = (f32x8::splat(self.min_z[i]), f32x8::splat(self.max_z[i]));
         let id = self.ids[i];

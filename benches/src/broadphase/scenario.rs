@@ -15,9 +15,95 @@
 //! density holds for the pairs the engines actually report. Measured over 10 seeds of 5 steps
 //! each (2 seeds above 20k boxes): 1.989 pairs per box at 1k boxes, 2.006 at 5k, 1.997 at 20k,
 //! 1.995 at 100k and 1.999 at 1M; the unit test checks 2.0 within 0.1 at 3k.
+//!
+//! Three variants stress other sides of a broad phase ([`BroadScene`]): long `10 x 1 x 1`
+//! objects along random axes (a cube sized for the same 2 pairs per object), a static-heavy
+//! scene (the thesis's cuboids, of which 90 % never move), and huge objects mixed in (the
+//! thesis's cuboids plus 8 motionless boxes of a quarter to half the cube's edge and 2
+//! infinite slabs, a floor and a wall).
+
+use std::fmt;
+use std::str::FromStr;
 
 use crate::broadphase::Aabb;
 use crate::rng::{Rng, splitmix64};
+
+/// The broad-phase scenes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BroadScene {
+    /// The thesis's moving cuboids.
+    Cuboids,
+    /// Long `10 x 1 x 1` objects along a random axis each.
+    Long,
+    /// The thesis's cuboids, 90 % of them static ([`STATIC_FRACTION`]); static objects are
+    /// never paired with each other.
+    StaticHeavy,
+    /// The thesis's cuboids plus [`HUGE_FINITE`] motionless huge boxes and [`HUGE_INFINITE`]
+    /// infinite slabs.
+    Huge,
+}
+
+impl BroadScene {
+    /// All broad-phase scenes, in the order the runner uses.
+    pub const ALL: [BroadScene; 4] = [
+        BroadScene::Cuboids,
+        BroadScene::Long,
+        BroadScene::StaticHeavy,
+        BroadScene::Huge,
+    ];
+
+    /// The scene's name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            BroadScene::Cuboids => "cuboids",
+            BroadScene::Long => "long",
+            BroadScene::StaticHeavy => "static",
+            BroadScene::Huge => "huge",
+        }
+    }
+
+    /// Whether some boxes have infinite bounds.
+    pub fn has_infinite_boxes(self) -> bool {
+        self == BroadScene::Huge
+    }
+
+    /// Whether static objects are excluded from pairing with each other.
+    pub fn has_statics(self) -> bool {
+        self == BroadScene::StaticHeavy
+    }
+}
+
+impl fmt::Display for BroadScene {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl FromStr for BroadScene {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        BroadScene::ALL
+            .into_iter()
+            .find(|scene| scene.name() == s)
+            .ok_or_else(|| {
+                format!("unknown broad-phase scene `{s}` (expected cuboids, long, static or huge)")
+            })
+    }
+}
+
+/// The fraction of the static-heavy scene's objects that never move.
+pub const STATIC_FRACTION: f64 = 0.9;
+
+/// Motionless huge finite boxes in the huge scene (from 100 objects on).
+pub const HUGE_FINITE: usize = 8;
+
+/// Infinite slabs in the huge scene (from 100 objects on): the floor `z <= 1` and the wall
+/// `x >= edge - 1`.
+pub const HUGE_INFINITE: usize = 2;
+
+/// The long edge of the long scene's objects; the other two are 1.
+pub const LONG_EDGE: f64 = 10.0;
 
 /// The shortest edge a cuboid can have.
 pub const EDGE_MIN: f64 = 1.0;
@@ -52,9 +138,44 @@ pub fn box_edge(n: usize) -> f64 {
     (1.0 / x).max(EDGE_MAX)
 }
 
+/// The probability that two intervals of lengths `a` and `b` with lower ends uniform in
+/// `[0, l)` overlap (closed), for `a + b <= l`.
+fn interval_overlap(a: f64, b: f64, l: f64) -> f64 {
+    ((a + b) / l - (a * a + b * b) / (2.0 * l * l)).clamp(0.0, 1.0)
+}
+
+/// The edge of the cube that gives `n` long objects [`OVERLAPS_PER_OBJECT`] overlapping pairs
+/// each: the expected overlap probability of a pair, averaged over the two objects' axes (the
+/// same axis with probability 1/3), set against `2 OVERLAPS_PER_OBJECT / (n - 1)`, solved by
+/// bisection.
+pub fn long_box_edge(n: usize) -> f64 {
+    let (big, small) = (LONG_EDGE, 1.0);
+    let probability = |l: f64| {
+        let same = interval_overlap(big, big, l) * interval_overlap(small, small, l).powi(2);
+        let other = interval_overlap(big, small, l).powi(2) * interval_overlap(small, small, l);
+        (same + 2.0 * other) / 3.0
+    };
+    let target = 2.0 * OVERLAPS_PER_OBJECT / (n.max(2) - 1) as f64;
+    let (mut lo, mut hi) = (2.0 * LONG_EDGE, 1e9f64);
+    if probability(lo) <= target {
+        return lo;
+    }
+    for _ in 0..200 {
+        let mid = (lo * hi).sqrt();
+        if probability(mid) > target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo * hi).sqrt()
+}
+
 /// The moving cuboids of the scenario and their boxes for the current step.
 #[derive(Clone, Debug)]
 pub struct Scenario {
+    /// Which scene this is.
+    scene: BroadScene,
     /// The edge of the periodic cube.
     edge: f64,
     /// Lower corners, in `[0, edge)`.
@@ -63,6 +184,12 @@ pub struct Scenario {
     sizes: Vec<[f64; 3]>,
     /// Displacement per step.
     velocities: Vec<[f64; 3]>,
+    /// Indices of the objects that move (all of them but the static and the huge ones).
+    moving: Vec<u32>,
+    /// Whether each object is static (only in the static-heavy scene).
+    statics: Vec<bool>,
+    /// Boxes with infinite bounds that replace the computed ones, with their indices.
+    fixed: Vec<(u32, Aabb<f32>)>,
     /// The boxes of the current step, in `f32`.
     boxes: Vec<Aabb<f32>>,
     /// Steps taken since generation.
@@ -77,16 +204,42 @@ impl Scenario {
         splitmix64(&mut s)
     }
 
-    /// Generates `n` cuboids from `seed`.
+    /// The seed of the `n`-object instance of `scene`, derived from the run's base seed; the
+    /// cuboids keep [`Scenario::seed`].
+    pub fn seed_for(scene: BroadScene, base: u64, n: usize) -> u64 {
+        match scene {
+            BroadScene::Cuboids => Self::seed(base, n),
+            other => {
+                let mut s = base ^ ((0xB0_u64 + other as u64) << 56) ^ n as u64;
+                splitmix64(&mut s)
+            }
+        }
+    }
+
+    /// Generates `n` cuboids of the thesis scenario from `seed`.
     pub fn new(n: usize, seed: u64) -> Self {
+        Self::generate(BroadScene::Cuboids, n, seed)
+    }
+
+    /// Generates `n` objects of `scene` from `seed`.
+    pub fn generate(scene: BroadScene, n: usize, seed: u64) -> Self {
         let mut rng = Rng::new(seed);
-        let edge = box_edge(n);
+        let edge = match scene {
+            BroadScene::Long => long_box_edge(n),
+            _ => box_edge(n),
+        };
         let mut corners = Vec::with_capacity(n);
         let mut sizes = Vec::with_capacity(n);
         let mut velocities = Vec::with_capacity(n);
         for _ in 0..n {
             corners.push([0; 3].map(|_| rng.uniform(0.0, edge)));
-            let size = [0; 3].map(|_| rng.uniform(EDGE_MIN, EDGE_MAX));
+            let size = match scene {
+                BroadScene::Long => {
+                    let axis = rng.below(3);
+                    [0, 1, 2].map(|a| if a == axis { LONG_EDGE } else { 1.0 })
+                }
+                _ => [0; 3].map(|_| rng.uniform(EDGE_MIN, EDGE_MAX)),
+            };
             // A uniform direction from a normalised Gaussian vector, a uniform speed below the cap.
             let direction = loop {
                 let g = [0; 3].map(|_| rng.gaussian());
@@ -100,16 +253,77 @@ impl Scenario {
             velocities.push(direction.map(|c| c * speed));
             sizes.push(size);
         }
+        let mut statics = Vec::new();
+        let mut fixed = Vec::new();
+        let mut still = vec![false; n];
+        match scene {
+            BroadScene::Cuboids | BroadScene::Long => {}
+            BroadScene::StaticHeavy => {
+                statics = (0..n).map(|_| rng.next_f64() < STATIC_FRACTION).collect();
+                still.clone_from(&statics);
+            }
+            BroadScene::Huge if n >= 100 => {
+                let specials = HUGE_FINITE + HUGE_INFINITE;
+                for k in 0..specials {
+                    let i = k * (n / specials);
+                    still[i] = true;
+                    if k < HUGE_FINITE {
+                        sizes[i] = [0; 3].map(|_| rng.uniform(0.25 * edge, 0.5 * edge));
+                    } else {
+                        let inf = f32::INFINITY;
+                        let slab = if k == HUGE_FINITE {
+                            Aabb {
+                                min: [-inf; 3],
+                                max: [inf, inf, 1.0],
+                            }
+                        } else {
+                            Aabb {
+                                min: [(edge - 1.0) as f32, -inf, -inf],
+                                max: [inf; 3],
+                            }
+                        };
+                        fixed.push((i as u32, slab));
+                    }
+                }
+            }
+            BroadScene::Huge => {}
+        }
+        for (velocity, &still) in velocities.iter_mut().zip(&still) {
+            if still {
+                *velocity = [0.0; 3];
+            }
+        }
+        let moving = (0..n as u32).filter(|&i| !still[i as usize]).collect();
         let mut scenario = Self {
+            scene,
             edge,
             corners,
             sizes,
             velocities,
+            moving,
+            statics,
+            fixed,
             boxes: Vec::with_capacity(n),
             steps: 0,
         };
         scenario.refresh_boxes();
         scenario
+    }
+
+    /// Which scene this is.
+    pub fn scene(&self) -> BroadScene {
+        self.scene
+    }
+
+    /// The indices of the objects that move, ascending.
+    pub fn moving(&self) -> &[u32] {
+        &self.moving
+    }
+
+    /// Whether each object is static (never moves and is never paired with another static
+    /// object); empty unless the scene has statics.
+    pub fn statics(&self) -> &[bool] {
+        &self.statics
     }
 
     /// The edge of the periodic cube.
@@ -141,7 +355,8 @@ impl Scenario {
     /// the boxes.
     pub fn step(&mut self) {
         let edge = self.edge;
-        for (corner, velocity) in self.corners.iter_mut().zip(&self.velocities) {
+        for &i in &self.moving {
+            let (corner, velocity) = (&mut self.corners[i as usize], &self.velocities[i as usize]);
             for a in 0..3 {
                 let moved = (corner[a] + velocity[a]).rem_euclid(edge);
                 // `rem_euclid` can round up to `edge` itself for tiny negative inputs.
@@ -164,6 +379,9 @@ impl Scenario {
                     max: [0, 1, 2].map(|a| (corner[a] + size[a]) as f32),
                 }),
         );
+        for &(i, aabb) in &self.fixed {
+            self.boxes[i as usize] = aabb;
+        }
     }
 }
 
@@ -260,6 +478,59 @@ mod tests {
         assert!(
             (per_object - OVERLAPS_PER_OBJECT).abs() < 0.1,
             "{per_object} overlaps per object"
+        );
+    }
+
+    #[test]
+    fn the_other_scenes_have_their_shapes() {
+        let n = 3000;
+        let long = Scenario::generate(BroadScene::Long, n, 1);
+        for b in long.boxes() {
+            let mut edges = [0, 1, 2].map(|a| b.max[a] - b.min[a]);
+            edges.sort_by(f32::total_cmp);
+            assert!((edges[2] - 10.0).abs() < 1e-3 && (edges[0] - 1.0).abs() < 1e-3);
+        }
+        // About two pairs per object.
+        let mut pairs = Vec::new();
+        brute::all_pairs(long.boxes(), &mut pairs);
+        let per = pairs.len() as f64 / n as f64;
+        assert!((per - OVERLAPS_PER_OBJECT).abs() < 0.25, "{per}");
+
+        let mut statics = Scenario::generate(BroadScene::StaticHeavy, n, 2);
+        let still = statics.statics().iter().filter(|&&s| s).count();
+        assert!((still as f64 / n as f64 - STATIC_FRACTION).abs() < 0.03);
+        assert_eq!(statics.moving().len(), n - still);
+        let before = statics.boxes().to_vec();
+        statics.step();
+        for (i, (a, b)) in before.iter().zip(statics.boxes()).enumerate() {
+            assert_eq!(a == b, statics.statics()[i], "object {i}");
+        }
+
+        let mut huge = Scenario::generate(BroadScene::Huge, n, 3);
+        let infinite = |s: &Scenario| {
+            s.boxes()
+                .iter()
+                .filter(|b| b.min.iter().chain(&b.max).any(|c| c.is_infinite()))
+                .count()
+        };
+        assert_eq!(infinite(&huge), HUGE_INFINITE);
+        huge.step();
+        assert_eq!(infinite(&huge), HUGE_INFINITE);
+        assert_eq!(huge.moving().len(), n - HUGE_FINITE - HUGE_INFINITE);
+        assert_eq!(
+            Scenario::generate(BroadScene::Huge, 50, 3).moving().len(),
+            50
+        );
+        for scene in BroadScene::ALL {
+            assert_eq!(scene.name().parse::<BroadScene>(), Ok(scene));
+        }
+        assert_ne!(
+            Scenario::seed_for(BroadScene::Long, 1, 10),
+            Scenario::seed_for(BroadScene::Huge, 1, 10)
+        );
+        assert_eq!(
+            Scenario::seed_for(BroadScene::Cuboids, 1, 10),
+            Scenario::seed(1, 10)
         );
     }
 
