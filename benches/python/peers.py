@@ -15,6 +15,12 @@ of --reps runs by total; no further run starts once the runs so far and one more
 --timeout seconds (default 120): some cell-list peers degrade badly on points spread over a
 huge box, and the peer is then reported as skipped.
 
+With --box LX,LY,LZ the points lie in the box [0, L) periodic along all three axes, each
+edge longer than twice the radius, and pairs follow the minimum-image rule. The re-check then
+takes, per axis, the image of the higher-indexed point j among x_j - L, x_j and x_j + L (each
+rounded to float32) nearest to x_i, exactly as hhg-bench's brute force does, and the checksum
+adds each pair's shift code 9 (sx + 1) + 3 (sy + 1) + (sz + 1), with x_j + s L the image.
+
 Install the peers with: pip install vesin freud-analysis scipy matscipy
 """
 
@@ -66,74 +72,145 @@ def exact_pairs(np, points, i, j, radius, full=False):
     return lo[keep], hi[keep]
 
 
-def checksum(np, lo, hi):
-    """The pair checksum: the sum of i + j modulo 2^61 - 1."""
+def exact_periodic_pairs(np, points, i, j, radius, lengths, full=False):
+    """Like exact_pairs, in the periodic box [0, lengths): returns lo, hi and the shift code
+    of each kept pair (see the module documentation)."""
+    i = np.asarray(i, dtype=np.int64)
+    j = np.asarray(j, dtype=np.int64)
+    if full:
+        keep = i < j
+        lo, hi = i[keep], j[keep]
+    else:
+        lo = np.minimum(i, j)
+        hi = np.maximum(i, j)
+        keep = lo != hi
+        lo, hi = lo[keep], hi[keep]
+    a = points[lo]
+    b = points[hi]
+    d = np.empty_like(a)
+    code = np.zeros(lo.size, dtype=np.uint64)
+    for axis in range(3):
+        length = np.float32(lengths[axis])
+        best = a[:, axis] - b[:, axis]
+        shift = np.zeros(lo.size, dtype=np.int64)
+        for s, image in ((-1, b[:, axis] - length), (1, b[:, axis] + length)):
+            candidate = a[:, axis] - image
+            better = np.abs(candidate) < np.abs(best)
+            best = np.where(better, candidate, best)
+            shift = np.where(better, s, shift)
+        d[:, axis] = best
+        code = code * np.uint64(3) + (shift + 1).astype(np.uint64)
+    d2 = (d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1]) + d[:, 2] * d[:, 2]
+    r = np.float32(radius)
+    keep = d2 <= r * r
+    return lo[keep], hi[keep], code[keep]
+
+
+def checksum(np, lo, hi, code=None):
+    """The pair checksum: the sum of i + j (plus the shift code in a periodic box) modulo
+    2^61 - 1."""
     if lo.size == 0:
         return 0
-    return int((lo.astype(np.uint64) + hi.astype(np.uint64)).sum(dtype=np.uint64)) % MODULUS
+    terms = lo.astype(np.uint64) + hi.astype(np.uint64)
+    if code is not None:
+        terms = terms + code
+    return int(terms.sum(dtype=np.uint64)) % MODULUS
 
 
-def run_vesin(np, points, radius, threads):
-    """vesin's NeighborList, a half list without periodicity (one call: build and query)."""
+def finish(np, points, i, j, radius, lengths, full=False):
+    """The exact pairs of a peer's candidates and their checksum: (lo, hi, checksum)."""
+    if lengths is None:
+        lo, hi = exact_pairs(np, points, i, j, radius, full)
+        return lo, hi, checksum(np, lo, hi)
+    lo, hi, code = exact_periodic_pairs(np, points, i, j, radius, lengths, full)
+    return lo, hi, checksum(np, lo, hi, code)
+
+
+def run_vesin(np, points, radius, threads, lengths):
+    """vesin's NeighborList, a half list (one call: build and query)."""
     from vesin import NeighborList
 
     probe = radius * (1.0 + SLACK)
+    periodic = lengths is not None
+    box = np.diag(np.asarray(lengths, dtype=np.float64)) if periodic else np.zeros((3, 3))
     start = time.perf_counter()
     nl = NeighborList(cutoff=probe, full_list=False)
     i, j = nl.compute(
-        points=points.astype(np.float64), box=np.zeros((3, 3)), periodic=False, quantities="ij"
+        points=points.astype(np.float64), box=box, periodic=periodic, quantities="ij"
     )
     built = start
-    lo, hi = exact_pairs(np, points, i, j, radius)
+    result = finish(np, points, i, j, radius, lengths)
     done = time.perf_counter()
-    return 1, built - start, done - built, lo, hi
+    return 1, built - start, done - built, result
 
 
-def run_freud(np, points, radius, threads):
-    """freud's AABBQuery in a periodic box so large that no pair wraps around it.
+def run_freud(np, points, radius, threads, lengths):
+    """freud's AABBQuery; without --box, in a periodic box so large that no pair wraps.
 
-    freud implements pair queries in periodic boxes only. The points keep their coordinates:
-    the box [-L/2, L/2) holds every point with L/2 above the largest coordinate magnitude, so
-    the direct distance is always the minimum image, and L exceeds that magnitude by more than
-    twice the radius, so no wrapped image is within the radius.
+    freud implements pair queries in periodic boxes only, over [-L/2, L/2). Open points keep
+    their coordinates: the box holds every point with L/2 above the largest coordinate
+    magnitude, so the direct distance is always the minimum image, and L exceeds that
+    magnitude by more than twice the radius, so no wrapped image is within the radius. In a
+    periodic box [0, L) the points are moved down by L/2 for freud (the candidates are then
+    re-checked on the caller's coordinates).
     """
     import freud
 
     freud.parallel.set_num_threads(threads)
-    extent = float(np.abs(points).max()) if points.size else 1.0
-    side = 2.0 * (extent + 2.0 * radius) + 1.0
     probe = radius * (1.0 + SLACK)
+    if lengths is None:
+        extent = float(np.abs(points).max()) if points.size else 1.0
+        side = 2.0 * (extent + 2.0 * radius) + 1.0
+        edges, inside = (side, side, side), points
+    else:
+        edges = tuple(float(length) for length in lengths)
+        inside = (points.astype(np.float64) - np.asarray(edges) / 2.0).astype(np.float32)
     start = time.perf_counter()
-    box = freud.box.Box(side, side, side)
-    query = freud.locality.AABBQuery(box, points)
+    box = freud.box.Box(*edges)
+    query = freud.locality.AABBQuery(box, inside)
     built = time.perf_counter()
-    nlist = query.query(points, {"r_max": probe, "exclude_ii": True}).toNeighborList()
-    lo, hi = exact_pairs(
-        np, points, nlist.query_point_indices, nlist.point_indices, radius, full=True
+    nlist = query.query(inside, {"r_max": probe, "exclude_ii": True}).toNeighborList()
+    result = finish(
+        np, points, nlist.query_point_indices, nlist.point_indices, radius, lengths, full=True
     )
     done = time.perf_counter()
-    return threads, built - start, done - built, lo, hi
+    return threads, built - start, done - built, result
 
 
-def run_scipy(np, points, radius, threads):
-    """scipy's cKDTree and its query_pairs (single-threaded)."""
+def run_scipy(np, points, radius, threads, lengths):
+    """scipy's cKDTree and its query_pairs (single-threaded; periodic through boxsize)."""
     from scipy.spatial import cKDTree
 
     probe = radius * (1.0 + SLACK)
+    boxsize = None if lengths is None else np.asarray(lengths, dtype=np.float64)
     start = time.perf_counter()
-    tree = cKDTree(points.astype(np.float64))
+    tree = cKDTree(points.astype(np.float64), boxsize=boxsize)
     built = time.perf_counter()
     pairs = tree.query_pairs(probe, output_type="ndarray")
-    lo, hi = exact_pairs(np, points, pairs[:, 0], pairs[:, 1], radius)
+    result = finish(np, points, pairs[:, 0], pairs[:, 1], radius, lengths)
     done = time.perf_counter()
-    return 1, built - start, done - built, lo, hi
+    return 1, built - start, done - built, result
 
 
-def run_matscipy(np, points, radius, threads):
-    """matscipy's neighbour_list (cell lists in C) over the points' bounding box."""
+def run_matscipy(np, points, radius, threads, lengths):
+    """matscipy's neighbour_list (cell lists in C) over the points' bounding box, or over
+    the periodic box."""
     from matscipy.neighbours import neighbour_list
 
     probe = radius * (1.0 + SLACK)
+    if lengths is not None:
+        start = time.perf_counter()
+        i, j = neighbour_list(
+            "ij",
+            positions=points.astype(np.float64),
+            cutoff=probe,
+            cell=np.diag(np.asarray(lengths, dtype=np.float64)),
+            pbc=[True, True, True],
+        )
+        built = start
+        result = finish(np, points, i, j, radius, lengths, full=True)
+        done = time.perf_counter()
+        return 1, built - start, done - built, result
     lo_corner = points.min(axis=0).astype(np.float64)
     extent = points.max(axis=0).astype(np.float64) - lo_corner + 2.0 * probe
     cells = float(np.prod(np.maximum(extent / probe, 1.0)))
@@ -150,9 +227,9 @@ def run_matscipy(np, points, radius, threads):
         pbc=[False, False, False],
     )
     built = start
-    lo, hi = exact_pairs(np, points, i, j, radius, full=True)
+    result = finish(np, points, i, j, radius, None, full=True)
     done = time.perf_counter()
-    return 1, built - start, done - built, lo, hi
+    return 1, built - start, done - built, result
 
 
 RUNNERS = {
@@ -170,10 +247,12 @@ def measure(runner, np, points, args, conn):
         started = time.perf_counter()
         for _ in range(max(1, args.reps)):
             run_started = time.perf_counter()
-            threads, build_s, query_s, lo, hi = runner(np, points, args.radius, args.threads)
+            threads, build_s, query_s, (lo, _, check) = runner(
+                np, points, args.radius, args.threads, args.lengths
+            )
             if best is None or build_s + query_s < best[1] + best[2]:
                 best = (threads, build_s, query_s)
-            pairs, check = int(lo.size), checksum(np, lo, hi)
+            pairs = int(lo.size)
             now = time.perf_counter()
             if now - started + (now - run_started) > args.timeout:
                 break
@@ -200,7 +279,21 @@ def main():
     parser.add_argument(
         "--timeout", type=float, default=120.0, help="seconds after which a peer is stopped"
     )
+    parser.add_argument(
+        "--box",
+        default=None,
+        help="LX,LY,LZ: the points lie in the box [0, L), periodic along every axis",
+    )
     args = parser.parse_args()
+    args.lengths = None
+    if args.box is not None:
+        try:
+            args.lengths = [float(v) for v in args.box.split(",")]
+        except ValueError:
+            args.lengths = []
+        if len(args.lengths) != 3 or min(args.lengths) <= 2.0 * args.radius:
+            print(f"--box {args.box}: expected three lengths above twice the radius", file=sys.stderr)
+            return 2
     engines = [e.strip() for e in args.engine.split(",") if e.strip()]
     case = args.case
     if case is None:

@@ -32,11 +32,12 @@ USAGE:
         (default 1M) and thread scaling on every scene at the largest size.
 
         particles: uniform (~40 neighbours), dambreak (SPH block), clustered (50 Gaussian
-        clusters), sheet (1024:1 slab), outlier (uniform plus one far point), variable (radii
-        over 8x, rule max(ri, rj)). Every engine runs on the shuffled points (`<scene>-random`);
-        all but brute force also on hhg's cell order (`<scene>-sorted`). Brute force runs up
-        to 20000 points. Python peers (--peers python) run on the random order of the
-        fixed-radius scenes.
+        clusters), sheet (1024:1 slab), outlier (uniform plus one far point), periodic (uniform
+        in a box periodic on all axes, minimum-image pairs with their shifts: hhg, brute force
+        and the Python peers only), variable (radii over 8x, rule max(ri, rj)). Every engine
+        runs on the shuffled points (`<scene>-random`); all but brute force also on hhg's cell
+        order (`<scene>-sorted`). Brute force runs up to 20000 points. Python peers (--peers
+        python) run on the random order of the fixed-radius scenes.
 
         schemes: every hashing scheme builds and lists the unique pairs of the same scenes
         (random order); reported with candidate tests per pair and the largest bucket load.
@@ -59,8 +60,8 @@ OPTIONS:
     --full            The full matrix: every scene, sizes 1k, 10k, ... up to --max-n, thread
                       scaling on every scene.
     --scene NAME      Only this scene, of either suite (uniform, dambreak, clustered, sheet,
-                      outlier, variable; cuboids, long, static, huge); repeatable. A suite none
-                      of whose scenes is named is skipped.
+                      outlier, periodic, variable; cuboids, long, static, huge); repeatable.
+                      A suite none of whose scenes is named is skipped.
     --scheme NAME     Only this hashing scheme (core, xor, pouchol, group); repeatable. Without
                       --suite or --engine, runs the scheme suite alone.
     --n N             Only this point or box count (e.g. 20000, 50k, 1M); repeatable.
@@ -285,7 +286,7 @@ where
                     } else {
                         return Err(format!(
                             "unknown scene `{name}` (expected uniform, dambreak, clustered, \
-                             sheet, outlier, variable, cuboids, long, static or huge)"
+                             sheet, outlier, periodic, variable, cuboids, long, static or huge)"
                         ));
                     }
                 }
@@ -510,20 +511,13 @@ where
     let mut schemes = None;
     if suite.schemes() {
         let no_engine = !engine_names.is_empty() && scheme_kinds.is_empty();
-        let fixed: Vec<Scene> = scenes
-            .iter()
-            .copied()
-            .filter(|s| !s.is_variable())
-            .collect();
+        let fixed: Vec<Scene> = scenes.iter().copied().filter(|s| s.is_plain()).collect();
         let no_scene = any_scene_named && fixed.is_empty();
         let config = SchemeRun {
             scenes: if !fixed.is_empty() {
                 fixed
             } else if full {
-                Scene::ALL
-                    .into_iter()
-                    .filter(|s| !s.is_variable())
-                    .collect()
+                Scene::ALL.into_iter().filter(|s| s.is_plain()).collect()
             } else {
                 Scene::SCHEME_DEFAULT.to_vec()
             },
@@ -720,7 +714,7 @@ mod tests {
             schemes.unwrap().scenes,
             Scene::ALL
                 .into_iter()
-                .filter(|s| !s.is_variable())
+                .filter(|s| s.is_plain())
                 .collect::<Vec<_>>()
         );
         assert_eq!(broad.unwrap().sizes, [1_000, 10_000, 100_000, 300_000]);

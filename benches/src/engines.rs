@@ -6,7 +6,9 @@
 //! predicate [`crate::pairs::within`] (with radii: [`hhg_core::broad::sphere_pair_within`] by
 //! the rule `|xi - xj| <= max(ri, rj)`). hhg runs `Grid` for one radius and
 //! `VariableRadiusSearch` for radii; the tree peers search within the largest radius and
-//! re-check every candidate with the exact predicate.
+//! re-check every candidate with the exact predicate. In a periodic box (the periodic scene)
+//! only hhg (`PeriodicSearch`), brute force and the Python peers run; their pairs carry the
+//! minimum-image shift, which the checksum covers ([`crate::pairs::periodic_checksum`]).
 //! hhg reuses the grid and lists of the previous run of the same measurement, as an SPH solver
 //! does from one time step to the next (its buffers only grow, so a repeated run allocates
 //! nothing); the peers' APIs build new structures every run. All parallel work runs on the
@@ -17,13 +19,15 @@ use std::str::FromStr;
 use std::time::Instant;
 
 use hhg_core::broad::{RadiusRule, VariableRadiusSearch, sphere_pair_within};
+use hhg_core::periodic::{PeriodicBox, PeriodicPair, PeriodicSearch};
 use hhg_core::{Grid, NeighborLists};
 use kiddo::{ImmutableKdTree, SquaredEuclidean};
 use rayon::prelude::*;
 use rstar::RTree;
 use rstar::primitives::GeomWithData;
 
-use crate::pairs::{PairStats, pair_stats, within};
+use crate::pairs::{PairStats, pair_stats, periodic_checksum, within};
+use crate::scenes::SceneData;
 
 /// The largest point count the brute-force engine runs on.
 pub const BRUTE_MAX_N: usize = 20_000;
@@ -93,14 +97,36 @@ pub enum Radius<'a> {
     Fixed(f32),
     /// One radius per point; `i` and `j` are neighbours iff `|xi - xj| <= max(ri, rj)`.
     PerPoint(&'a [f32]),
+    /// One radius in the box `0..lengths`, periodic along all three axes: `i` and `j` are
+    /// neighbours iff the minimum image of `xj` is within the radius of `xi`.
+    Periodic {
+        /// The radius.
+        radius: f32,
+        /// The box's edge lengths, each longer than twice the radius.
+        lengths: [f32; 3],
+    },
 }
 
 impl Radius<'_> {
     /// The largest radius a pair can have.
     pub fn max(&self) -> f32 {
         match self {
-            Radius::Fixed(r) => *r,
+            Radius::Fixed(r) | Radius::Periodic { radius: r, .. } => *r,
             Radius::PerPoint(radii) => radii.iter().copied().fold(0.0, f32::max),
+        }
+    }
+}
+
+impl SceneData {
+    /// The scene's search rule: its radii, its periodic box, or its one radius.
+    pub fn search(&self) -> Radius<'_> {
+        match (&self.radii, self.periodic) {
+            (Some(radii), _) => Radius::PerPoint(radii),
+            (None, Some(lengths)) => Radius::Periodic {
+                radius: self.radius,
+                lengths,
+            },
+            (None, None) => Radius::Fixed(self.radius),
         }
     }
 }
@@ -123,6 +149,14 @@ impl Engine {
     /// Whether the engine is willing to run on `n` points.
     pub fn accepts(self, n: usize) -> bool {
         self != Engine::Brute || n <= BRUTE_MAX_N
+    }
+
+    /// Whether the engine can search under `radius`: the tree peers have no periodic boxes.
+    pub fn supports(self, radius: &Radius<'_>) -> bool {
+        !matches!(
+            (self, radius),
+            (Engine::Kiddo | Engine::Rstar, Radius::Periodic { .. })
+        )
     }
 
     /// The priority as the reference of a comparison: brute force, then the simplest peer.
@@ -172,6 +206,20 @@ impl Engine {
                 };
                 run_hhg_variable(points, radii, reuse)
             }
+            (Engine::Hhg, Radius::Periodic { radius, lengths }) => {
+                let reuse = match previous {
+                    Some(Lists::HhgPeriodic { search, lists }) => Some((search, lists)),
+                    _ => None,
+                };
+                run_hhg_periodic(points, radius, lengths, reuse)
+            }
+            (Engine::Brute, Radius::Periodic { radius, lengths }) => {
+                drop(previous);
+                Ok(run_brute_periodic(points, radius, lengths))
+            }
+            (engine @ (Engine::Kiddo | Engine::Rstar), Radius::Periodic { .. }) => Err(format!(
+                "{engine}: no periodic boxes (only hhg, brute and the Python peers run on them)"
+            )),
             (Engine::Kiddo, radius) => {
                 drop(previous);
                 run_kiddo(points, radius)
@@ -303,6 +351,16 @@ enum Lists {
         search: Box<VariableRadiusSearch<f32>>,
         lists: NeighborLists<f32>,
     },
+    /// hhg's periodic search (which reports the pairs' shifts) and its lists.
+    HhgPeriodic {
+        search: Box<PeriodicSearch<f32>>,
+        lists: NeighborLists<f32>,
+    },
+    /// Brute force's minimum-image pairs of `n` points, each once, with their shifts.
+    Shifted {
+        n: usize,
+        pairs: Vec<(u32, u32, [i32; 3])>,
+    },
 }
 
 /// The result of one timed engine run.
@@ -319,9 +377,10 @@ impl Output {
     pub fn len(&self) -> usize {
         match &self.lists {
             Lists::Csr(csr) => csr.len(),
-            Lists::Hhg { lists, .. } | Lists::HhgVariable { lists, .. } => {
-                lists.offsets().len().saturating_sub(1)
-            }
+            Lists::Hhg { lists, .. }
+            | Lists::HhgVariable { lists, .. }
+            | Lists::HhgPeriodic { lists, .. } => lists.offsets().len().saturating_sub(1),
+            Lists::Shifted { n, .. } => *n,
         }
     }
 
@@ -331,13 +390,34 @@ impl Output {
     }
 
     /// The pair count and checksum of the lists; `map` translates the engine's point numbering
-    /// back to the input's (see [`pair_stats`]).
+    /// back to the input's (see [`pair_stats`]). In a periodic box the checksum is that of the
+    /// pairs with their shifts ([`periodic_checksum`]); hhg's pair count and consistency still
+    /// come from its lists.
     pub fn stats(&self, map: Option<&[u32]>) -> PairStats {
         match &self.lists {
             Lists::Csr(csr) => pair_stats(csr.len(), |i| csr.neighbors(i), map),
             Lists::Hhg { lists, .. } | Lists::HhgVariable { lists, .. } => {
                 pair_stats(self.len(), |i| lists.neighbors(i), map)
             }
+            Lists::HhgPeriodic { search, lists } => {
+                let mut stats = pair_stats(self.len(), |i| lists.neighbors(i), map);
+                let mut found: Vec<PeriodicPair> = Vec::new();
+                search.pairs(&mut found);
+                let shifted: Vec<(u32, u32, [i32; 3])> =
+                    found.iter().map(|p| (p.i, p.j, p.shift)).collect();
+                stats.checksum = periodic_checksum(&shifted, map);
+                if shifted.len() as u64 != stats.pairs {
+                    // Pairs and lists that disagree must never pass as consistent.
+                    stats.self_refs += 1;
+                }
+                stats
+            }
+            Lists::Shifted { pairs, .. } => PairStats {
+                pairs: pairs.len() as u64,
+                checksum: periodic_checksum(pairs, map),
+                directed: 2 * pairs.len() as u64,
+                self_refs: pairs.iter().filter(|p| p.0 == p.1).count() as u64,
+            },
         }
     }
 
@@ -346,7 +426,10 @@ impl Output {
     pub fn cell_order(&self) -> Option<&[u32]> {
         match &self.lists {
             Lists::Hhg { grid, .. } => Some(grid.order()),
-            Lists::Csr(_) | Lists::HhgVariable { .. } => None,
+            Lists::Csr(_)
+            | Lists::HhgVariable { .. }
+            | Lists::HhgPeriodic { .. }
+            | Lists::Shifted { .. } => None,
         }
     }
 }
@@ -405,12 +488,88 @@ fn run_hhg_variable(
     })
 }
 
+/// hhg in a periodic box: `PeriodicSearch` (ghost images near the faces, one grid) is
+/// (re)built, then the neighbour lists of all points are filled; with `reuse`, in the previous
+/// run's buffers when the radius and box are the same.
+fn run_hhg_periodic(
+    points: &[[f32; 3]],
+    radius: f32,
+    lengths: [f32; 3],
+    reuse: Option<(Box<PeriodicSearch<f32>>, NeighborLists<f32>)>,
+) -> Result<Output, String> {
+    let domain = PeriodicBox::cubic([0.0; 3], lengths);
+    let (mut search, mut lists) = match reuse {
+        Some((search, lists)) if search.radius() == radius && *search.domain() == domain => {
+            (search, lists)
+        }
+        _ => (
+            Box::new(PeriodicSearch::new(radius, domain).map_err(|e| format!("hhg: {e}"))?),
+            NeighborLists::default(),
+        ),
+    };
+    let start = Instant::now();
+    search.build(points).map_err(|e| format!("hhg: {e}"))?;
+    let built = Instant::now();
+    search.neighbor_lists(&mut lists);
+    let done = Instant::now();
+    Ok(Output {
+        build_s: (built - start).as_secs_f64(),
+        query_s: (done - built).as_secs_f64(),
+        lists: Lists::HhgPeriodic { search, lists },
+    })
+}
+
+/// The minimum image of `b` seen from `a` in the periodic box of edge `lengths`, and its
+/// shift: per axis, of `b - L`, `b` and `b + L` (each rounded to f32), the one nearest `a`.
+/// Both points must lie in the box.
+pub fn minimum_image(a: &[f32; 3], b: &[f32; 3], lengths: [f32; 3]) -> ([f32; 3], [i32; 3]) {
+    let mut image = *b;
+    let mut shift = [0i32; 3];
+    for axis in 0..3 {
+        let mut best = (a[axis] - b[axis]).abs();
+        for s in [-1i32, 1] {
+            let candidate = b[axis] + s as f32 * lengths[axis];
+            if (a[axis] - candidate).abs() < best {
+                best = (a[axis] - candidate).abs();
+                image[axis] = candidate;
+                shift[axis] = s;
+            }
+        }
+    }
+    (image, shift)
+}
+
+/// Brute force in a periodic box: every pair `i < j` tested once, by the exact predicate on
+/// `xi` and the minimum image of `xj`, parallel over `i`; the pairs keep their shifts.
+fn run_brute_periodic(points: &[[f32; 3]], radius: f32, lengths: [f32; 3]) -> Output {
+    let r2 = radius * radius;
+    let start = Instant::now();
+    let pairs: Vec<(u32, u32, [i32; 3])> = (0..points.len())
+        .into_par_iter()
+        .flat_map_iter(|i| {
+            (i + 1..points.len()).filter_map(move |j| {
+                let (image, shift) = minimum_image(&points[i], &points[j], lengths);
+                within(&points[i], &image, r2).then_some((i as u32, j as u32, shift))
+            })
+        })
+        .collect();
+    let done = Instant::now();
+    Output {
+        build_s: 0.0,
+        query_s: (done - start).as_secs_f64(),
+        lists: Lists::Shifted {
+            n: points.len(),
+            pairs,
+        },
+    }
+}
+
 /// The exact neighbour test of points `i` and `j` under `radius` (`r2` is the fixed radius
 /// squared, unused with radii).
 #[inline(always)]
 fn neighbours(points: &[[f32; 3]], radius: Radius<'_>, r2: f32, i: usize, j: usize) -> bool {
     match radius {
-        Radius::Fixed(_) => within(&points[i], &points[j], r2),
+        Radius::Fixed(_) | Radius::Periodic { .. } => within(&points[i], &points[j], r2),
         Radius::PerPoint(radii) => {
             sphere_pair_within(points[i], radii[i], points[j], radii[j], false)
         }
@@ -521,10 +680,7 @@ mod tests {
     fn every_engine_agrees_with_brute_on_every_scene() {
         for scene in Scene::ALL {
             let data = scene.data(3000, 99);
-            let radius = match &data.radii {
-                Some(radii) => Radius::PerPoint(radii),
-                None => Radius::Fixed(data.radius),
-            };
+            let radius = data.search();
             let brute = Engine::Brute
                 .run_with(&data.points, radius, None)
                 .unwrap()
@@ -532,6 +688,10 @@ mod tests {
             assert!(brute.pairs > 10_000, "{scene}: {brute:?}");
             assert!(brute.is_consistent(), "{scene}");
             for engine in [Engine::Kiddo, Engine::Rstar, Engine::Hhg] {
+                if !engine.supports(&radius) {
+                    assert!(engine.run_with(&data.points, radius, None).is_err());
+                    continue;
+                }
                 let stats = engine
                     .run_with(&data.points, radius, None)
                     .unwrap()
@@ -589,6 +749,35 @@ mod tests {
             assert_eq!(again.stats(Some(&order)), brute, "{scene} in cell order");
             assert_eq!(cell_order(&points, RADIUS).unwrap(), order, "{scene}");
         }
+    }
+
+    #[test]
+    fn periodic_pairs_agree_in_both_orders_and_cross_the_faces() {
+        let data = Scene::Periodic.data(3000, 7);
+        let radius = data.search();
+        let brute = Engine::Brute
+            .run_with(&data.points, radius, None)
+            .unwrap()
+            .stats(None);
+        let open = Engine::Brute
+            .run(&data.points, data.radius, None)
+            .unwrap()
+            .stats(None);
+        assert!(brute.pairs > open.pairs + 1000, "{brute:?} {open:?}");
+        let hhg = Engine::Hhg.run_with(&data.points, radius, None).unwrap();
+        assert_eq!(hhg.stats(None), brute);
+        let order = cell_order(&data.points, data.radius).unwrap();
+        let mut sorted = data.points.clone();
+        hhg_core::reorder::apply_order(&order, &mut sorted);
+        let again = Engine::Hhg.run_with(&sorted, radius, Some(hhg)).unwrap();
+        assert_eq!(again.stats(Some(&order)), brute, "in cell order");
+
+        // The shift is that of the nearest image, and the checksum sees it.
+        let lengths = [4.0f32; 3];
+        let (image, shift) = minimum_image(&[0.25, 2.0, 3.5], &[3.75, 2.5, 0.25], lengths);
+        assert_eq!((image, shift), ([-0.25, 2.5, 4.25], [-1, 0, 1]));
+        let right = periodic_checksum(&[(0, 1, [-1, 0, 1])], None);
+        assert_ne!(periodic_checksum(&[(0, 1, [0, 0, 1])], None), right);
     }
 
     /// The mean list length over the points that `keep` selects.

@@ -3,6 +3,9 @@
 //! Two engines agree when they report the same number of unordered pairs and the same checksum:
 //! the sum over unordered pairs `{i, j}` of `i + j`, modulo the Mersenne prime `2^61 - 1`, with
 //! `i` and `j` the indices of the points in the input as the scene generator or file gave it.
+//! In a periodic box each pair also carries its minimum-image shift `s` (`x_j + s L - x_i`
+//! for `i < j`), and the checksum adds the shift's code `9 (sx + 1) + 3 (sy + 1) + (sz + 1)`
+//! to each term ([`periodic_checksum`]), so a wrong shift changes it.
 
 use rayon::prelude::*;
 
@@ -44,6 +47,33 @@ pub fn checksum_of_pairs(pairs: impl IntoIterator<Item = (u32, u32)>) -> u64 {
     pairs.into_iter().fold(0, |acc, (i, j)| {
         checksum_add(acc, u64::from(i) + u64::from(j))
     })
+}
+
+/// The code of a minimum-image shift with components in `-1..=1`: `9 (sx + 1) + 3 (sy + 1) +
+/// (sz + 1)`, in `0..27`.
+pub fn shift_code(shift: [i32; 3]) -> u64 {
+    shift.iter().fold(0u64, |code, &s| {
+        debug_assert!((-1..=1).contains(&s), "a shift component outside -1..=1");
+        3 * code + (s + 1) as u64
+    })
+}
+
+/// The checksum of periodic pairs `(a, b, shift)` (with `x_b + shift L - x_a` the minimum
+/// image), each listed once, in the input's numbering: `map[k]` is the input index of the
+/// engine's point `k`. A pair is turned round to `i < j` (negating its shift) before its term
+/// `i + j + shift_code(shift)` is added.
+pub fn periodic_checksum(pairs: &[(u32, u32, [i32; 3])], map: Option<&[u32]>) -> u64 {
+    let orig = |k: u32| map.map_or(k, |m| m[k as usize]);
+    pairs
+        .par_iter()
+        .with_min_len(4096)
+        .map(|&(a, b, shift)| {
+            let (i, j) = (orig(a), orig(b));
+            let shift = if i < j { shift } else { shift.map(|s| -s) };
+            u64::from(i) + u64::from(j) + shift_code(shift)
+        })
+        .fold(|| 0u64, |acc, term| reduce(acc + term))
+        .reduce(|| 0, checksum_add)
 }
 
 /// What an engine's neighbour lists say, reduced to numbers that can be compared across engines.
@@ -155,6 +185,25 @@ mod tests {
         let bad: Vec<Vec<u32>> = vec![vec![1], vec![1], vec![], vec![]];
         let stats = pair_stats(4, |i| &bad[i], None);
         assert!(!stats.is_consistent());
+    }
+
+    #[test]
+    fn periodic_checksum_counts_the_shift_and_the_order() {
+        assert_eq!(shift_code([-1, -1, -1]), 0);
+        assert_eq!(shift_code([0, 0, 0]), 13);
+        assert_eq!(shift_code([1, 1, 1]), 26);
+        assert_eq!(shift_code([1, 0, -1]), 18 + 3);
+        // (0, 1) without a shift: 0 + 1 + 13; (2, 5) shifted by +x: 7 + 22.
+        let pairs = [(0u32, 1u32, [0, 0, 0]), (2, 5, [1, 0, 0])];
+        assert_eq!(periodic_checksum(&pairs, None), 14 + 29);
+        // Stored as (5, 2) with the opposite shift, the same pair gives the same term.
+        assert_eq!(periodic_checksum(&[(5, 2, [-1, 0, 0])], None), 29);
+        // A map that swaps the order negates the shift: engine pair (0, 1) is input (3, 1).
+        let map = [3u32, 1];
+        assert_eq!(
+            periodic_checksum(&[(0, 1, [0, 1, 0])], Some(&map)),
+            4 + shift_code([0, -1, 0])
+        );
     }
 
     #[test]

@@ -144,7 +144,8 @@ impl PythonPeers {
         !self.peers.is_empty()
     }
 
-    /// Runs the peers on `points` within `radius`; returns a record per peer that ran.
+    /// Runs the peers on `points` within `radius`, in the periodic box `0..lengths` when
+    /// `periodic` gives its lengths; returns a record per peer that ran.
     #[allow(clippy::too_many_arguments)]
     pub fn run(
         &mut self,
@@ -152,6 +153,7 @@ impl PythonPeers {
         order: Option<Order>,
         points: &[[f32; 3]],
         radius: f32,
+        periodic: Option<[f32; 3]>,
         threads: usize,
         reps: usize,
         progress: &mut dyn Progress,
@@ -184,8 +186,13 @@ impl PythonPeers {
         let python = std::env::var_os(PYTHON_VAR).unwrap_or_else(|| "python3".into());
         let script = std::env::var_os(SCRIPT_VAR).map_or_else(default_script, PathBuf::from);
         let names: Vec<&str> = self.peers.iter().map(|p| p.name()).collect();
-        let output = Command::new(&python)
-            .arg(&script)
+        let mut command = Command::new(&python);
+        command.arg(&script);
+        if let Some([lx, ly, lz]) = periodic {
+            // `{:?}` prints the shortest decimal that reads back as the same f32.
+            command.args(["--box", &format!("{lx:?},{ly:?},{lz:?}")]);
+        }
+        let output = command
             .arg("--points")
             .arg(&file)
             .arg("--radius")
@@ -327,9 +334,16 @@ mod tests {
         // Once Python was found broken, the peers are skipped without running anything.
         peers.status = Status::Broken;
         let mut notes = Vec::new();
-        let records = peers.run("x", None, &[[0.0; 3]], 1.0, 1, 1, &mut |line: &str| {
-            notes.push(line.to_owned())
-        });
+        let records = peers.run(
+            "x",
+            None,
+            &[[0.0; 3]],
+            1.0,
+            None,
+            1,
+            1,
+            &mut |line: &str| notes.push(line.to_owned()),
+        );
         assert!(records.is_empty());
     }
 }

@@ -275,15 +275,18 @@ impl SceneRun {
         for &scene in &self.scenes {
             for &n in &self.sizes {
                 let python = |e: &Engine| matches!(e, Engine::Python(_));
+                // Only hhg and brute force search periodic boxes.
+                let fits =
+                    |e: &Engine| !scene.is_periodic() || matches!(e, Engine::Hhg | Engine::Brute);
                 let random = self
                     .engines
                     .iter()
-                    .filter(|e| !python(e) && e.accepts(n))
+                    .filter(|e| !python(e) && e.accepts(n) && fits(e))
                     .count();
                 let sorted = self
                     .engines
                     .iter()
-                    .filter(|&e| !python(e) && *e != Engine::Brute)
+                    .filter(|&e| !python(e) && *e != Engine::Brute && fits(e))
                     .count();
                 let peers = if scene.is_variable() {
                     0
@@ -320,10 +323,7 @@ pub fn run_scenes(config: &SceneRun, progress: &mut dyn Progress) -> Result<Vec<
             progress.note(&format!("{scene}, {n} points:"));
             let data = scene.data(n, scene.seed(config.seed, n));
             let points = &data.points;
-            let radius = match &data.radii {
-                Some(radii) => Radius::PerPoint(radii),
-                None => Radius::Fixed(data.radius),
-            };
+            let radius = data.search();
             let reps = config.reps.unwrap_or_else(|| default_reps(n));
             let mut order = None;
             let random = Input {
@@ -335,7 +335,7 @@ pub fn run_scenes(config: &SceneRun, progress: &mut dyn Progress) -> Result<Vec<
             };
             let first = records.len();
             for &engine in &engines {
-                if !engine.accepts(n) {
+                if !engine.accepts(n) || !engine.supports(&radius) {
                     continue;
                 }
                 let (record, cells) = measure(engine, &random, reps, config.threads, progress)?;
@@ -355,6 +355,7 @@ pub fn run_scenes(config: &SceneRun, progress: &mut dyn Progress) -> Result<Vec<
                         Some(Order::Random),
                         points,
                         data.radius,
+                        data.periodic,
                         config.threads,
                         reps,
                         progress,
@@ -366,7 +367,7 @@ pub fn run_scenes(config: &SceneRun, progress: &mut dyn Progress) -> Result<Vec<
             let sorted_engines: Vec<Engine> = engines
                 .iter()
                 .copied()
-                .filter(|&e| e != Engine::Brute)
+                .filter(|&e| e != Engine::Brute && e.supports(&radius))
                 .collect();
             if sorted_engines.is_empty() {
                 continue;
@@ -388,7 +389,7 @@ pub fn run_scenes(config: &SceneRun, progress: &mut dyn Progress) -> Result<Vec<
                 points: &sorted,
                 radius: match &sorted_radii {
                     Some(radii) => Radius::PerPoint(radii),
-                    None => Radius::Fixed(data.radius),
+                    None => radius,
                 },
                 map: Some(&order),
             };
@@ -426,10 +427,7 @@ pub fn run_scaling(
     let mut records = Vec::new();
     for &(scene, n) in cases {
         let data = scene.data(n, scene.seed(config.seed, n));
-        let radius = match &data.radii {
-            Some(radii) => Radius::PerPoint(radii),
-            None => Radius::Fixed(data.radius),
-        };
+        let radius = data.search();
         let input = Input {
             name: scene.name(),
             order: Some(Order::Random),
@@ -444,6 +442,10 @@ pub fn run_scaling(
             ));
             let pool = thread_pool(t)?;
             for &engine in &engines {
+                if !engine.supports(&radius) {
+                    progress.advance(&format!("{engine} {scene} n={n}: no periodic boxes"));
+                    continue;
+                }
                 let (record, _) = pool.install(|| measure(engine, &input, reps, t, progress))?;
                 records.push(record);
             }
@@ -566,7 +568,7 @@ pub fn run_points(
         records.push(measure(engine, &input, reps, threads, progress)?.0);
     }
     if python.wanted() {
-        records.extend(python.run(name, None, points, radius, threads, reps, progress));
+        records.extend(python.run(name, None, points, radius, None, threads, reps, progress));
     }
     if records.is_empty() {
         return Err(nothing_ran());
@@ -789,8 +791,9 @@ mod tests {
         let records = pool
             .install(|| run_scenes(&config, &mut |_: &str| {}))
             .unwrap();
-        // Per scene: hhg, kiddo, rstar and brute on the random order, all but brute sorted.
-        assert_eq!(records.len(), Scene::ALL.len() * 7);
+        // Per scene: hhg, kiddo, rstar and brute on the random order, all but brute sorted;
+        // on the periodic scene only hhg (both orders) and brute.
+        assert_eq!(records.len(), (Scene::ALL.len() - 1) * 7 + 3);
         assert_eq!(config.planned(), records.len() as u64);
         assert!(
             disagreements(&records).is_empty(),
@@ -798,10 +801,15 @@ mod tests {
             disagreements(&records)
         );
         assert!(
-            records
-                .iter()
-                .all(|r| r.stats.pairs > 0 && r.vs_kiddo.is_some())
+            records.iter().all(|r| r.stats.pairs > 0
+                && (r.vs_kiddo.is_some() || r.input == Scene::Periodic.name()))
         );
+        let periodic: Vec<&Record> = records
+            .iter()
+            .filter(|r| r.input == Scene::Periodic.name())
+            .collect();
+        assert_eq!(periodic.len(), 3);
+        assert!(periodic.iter().any(|r| r.agree == Agreement::Agrees));
 
         let points = Scene::Uniform.generate(500, 3);
         let only = pool

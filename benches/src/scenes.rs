@@ -65,6 +65,10 @@ pub enum Scene {
     /// [`VARIABLE_MAX_RADIUS`], neighbours by `|xi - xj| <= max(ri, rj)`, about
     /// [`VARIABLE_NEIGHBORS`] on average.
     Variable,
+    /// Points uniform in a cubic box periodic along all three axes, about
+    /// [`UNIFORM_NEIGHBORS`] neighbours per point by the minimum-image rule (SPH periodic
+    /// channels, atomistic systems). Declared last so that the other scenes keep their seeds.
+    Periodic,
 }
 
 /// The points of a generated scene and its radius rule.
@@ -76,16 +80,20 @@ pub struct SceneData {
     pub radius: f32,
     /// One radius per point for the variable-radius scene, `None` for fixed-radius ones.
     pub radii: Option<Vec<f32>>,
+    /// The edge lengths of the periodic box `0..L` of the periodic scene (every point lies
+    /// inside it), `None` for open scenes.
+    pub periodic: Option<[f32; 3]>,
 }
 
 impl Scene {
     /// All scenes, in the order the runner uses.
-    pub const ALL: [Scene; 6] = [
+    pub const ALL: [Scene; 7] = [
         Scene::Uniform,
         Scene::Dambreak,
         Scene::Clustered,
         Scene::Sheet,
         Scene::Outlier,
+        Scene::Periodic,
         Scene::Variable,
     ];
 
@@ -100,8 +108,19 @@ impl Scene {
             Scene::Clustered => "clustered",
             Scene::Sheet => "sheet",
             Scene::Outlier => "outlier",
+            Scene::Periodic => "periodic",
             Scene::Variable => "variable",
         }
+    }
+
+    /// Whether the scene's box is periodic (only engines with minimum-image search run on it).
+    pub fn is_periodic(self) -> bool {
+        self == Scene::Periodic
+    }
+
+    /// Whether every engine and hashing scheme can run on the scene: one radius, open space.
+    pub fn is_plain(self) -> bool {
+        !self.is_variable() && !self.is_periodic()
     }
 
     /// Whether the points have radii of their own.
@@ -126,12 +145,14 @@ impl Scene {
                 points,
                 radius: VARIABLE_MAX_RADIUS,
                 radii: Some(radii),
+                periodic: None,
             };
         }
         SceneData {
             points: self.generate(n, seed),
             radius: RADIUS,
             radii: None,
+            periodic: self.is_periodic().then(|| [periodic_side(n); 3]),
         }
     }
 
@@ -156,6 +177,7 @@ impl Scene {
             Scene::Clustered => clustered(n, &mut rng),
             Scene::Sheet => sheet(n, &mut rng),
             Scene::Outlier => outlier(n, &mut rng),
+            Scene::Periodic => periodic(n, &mut rng),
             Scene::Variable => unreachable!("returned above"),
         };
         rng.shuffle(&mut points);
@@ -178,8 +200,8 @@ impl FromStr for Scene {
             .find(|scene| scene.name() == s)
             .ok_or_else(|| {
                 format!(
-                    "unknown scene `{s}` (expected uniform, dambreak, clustered, sheet, outlier \
-                     or variable)"
+                    "unknown scene `{s}` (expected uniform, dambreak, clustered, sheet, outlier, \
+                     periodic or variable)"
                 )
             })
     }
@@ -207,6 +229,25 @@ fn uniform(n: usize, rng: &mut Rng) -> Vec<[f32; 3]> {
                 rng.uniform(0.0, side) as f32,
             ]
         })
+        .collect()
+}
+
+/// The edge of the periodic scene's cubic box for `n` points: the uniform scene's side, but at
+/// least `2.5 r`, so that the box stays longer than the `2 r` that minimum-image search needs.
+pub fn periodic_side(n: usize) -> f32 {
+    uniform_side(n).max(2.5 * f64::from(RADIUS)) as f32
+}
+
+/// Points uniform in the periodic scene's box `0..L` (every coordinate strictly below `L`).
+fn periodic(n: usize, rng: &mut Rng) -> Vec<[f32; 3]> {
+    let side = periodic_side(n);
+    let coordinate = |rng: &mut Rng| {
+        let x = rng.uniform(0.0, f64::from(side)) as f32;
+        // Rounding to f32 can reach the upper face, which belongs to the next image.
+        if x < side { x } else { 0.0 }
+    };
+    (0..n)
+        .map(|_| [coordinate(rng), coordinate(rng), coordinate(rng)])
         .collect()
 }
 
@@ -530,6 +571,17 @@ mod tests {
         assert!(lo >= VARIABLE_MIN_RADIUS && hi <= VARIABLE_MAX_RADIUS && hi / lo > 6.0);
         assert_eq!(data.radius, Scene::Variable.radius());
         assert_eq!(Scene::Uniform.data(10, 1).radii, None);
+        let data = Scene::Periodic.data(n, 1);
+        let side = data.periodic.unwrap()[0];
+        assert_eq!(side, periodic_side(n));
+        assert!(
+            data.points
+                .iter()
+                .flatten()
+                .all(|&c| (0.0..side).contains(&c))
+        );
+        assert_eq!(Scene::Uniform.data(10, 1).periodic, None);
+        assert!(periodic_side(8) >= 2.5 * RADIUS);
         // Two radii 1 and 2: the larger is 1 once and 2 three times among the four pairs.
         assert_eq!(mean_max_cubed(&[1.0, 2.0]), (1.0 + 3.0 * 8.0) / 4.0);
     }

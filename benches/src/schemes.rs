@@ -165,7 +165,7 @@ impl Default for SchemeRun {
 impl SchemeRun {
     /// How many measurements [`run_schemes`] makes at most (for the progress bar).
     pub fn planned(&self) -> u64 {
-        let scenes = self.scenes.iter().filter(|s| !s.is_variable()).count();
+        let scenes = self.scenes.iter().filter(|s| s.is_plain()).count();
         (scenes * self.sizes.len() * self.schemes.len()) as u64
     }
 }
@@ -219,9 +219,10 @@ pub fn run_schemes(
     let mut records = Vec::new();
     let mut unavailable: Vec<SchemeKind> = Vec::new();
     for &scene in &config.scenes {
-        if scene.is_variable() {
+        if !scene.is_plain() {
             progress.note(&format!(
-                "schemes: skipping `{scene}`: a hashing scheme takes one radius for all points"
+                "schemes: skipping `{scene}`: a hashing scheme takes one radius for all points \
+                 in open space"
             ));
             continue;
         }

@@ -163,16 +163,25 @@ impl<T: Real> NeighborLists<T> {
             });
         self.offsets.clear();
         self.offsets.extend(starts.iter().map(|&s| s as usize));
-        let shared = crate::parallel::DisjointSlice::new(self.indices.as_mut_slice());
+        self.for_each_list_mut(<[u32]>::sort_unstable);
+        self.scan_starts = starts;
+    }
+
+    /// Calls `edit` on every list's indices, in parallel (no distances may be attached).
+    pub(crate) fn for_each_list_mut(&mut self, edit: impl Fn(&mut [u32]) + Sync) {
+        debug_assert!(!self.has_distances);
+        let lists = self.len();
+        debug_assert_eq!(self.offsets.get(lists).copied(), Some(self.indices.len()));
+        let shared = DisjointSlice::new(self.indices.as_mut_slice());
         let offsets = &self.offsets;
-        (0..n).into_par_iter().with_min_len(1024).for_each(|i| {
+        (0..lists).into_par_iter().with_min_len(1024).for_each(|i| {
             let (s, e) = (offsets[i], offsets[i + 1]);
+            debug_assert!(s <= e);
             // SAFETY: the offsets ascend from 0 to the slice's length, so list `i` owns
             // `s..e` alone and the range is in bounds.
             let list = unsafe { shared.range_mut(s, e - s) };
-            list.sort_unstable();
+            edit(list);
         });
-        self.scan_starts = starts;
     }
 
     /// Makes `lists` empty lists, keeping the buffers.
@@ -381,9 +390,22 @@ impl<T: Real> Grid<T> {
     }
 
     fn self_lists(&self, out: &mut NeighborLists<T>, with_distances: bool) {
+        self.leading_lists(self.len(), out, with_distances);
+    }
+
+    /// The neighbour lists of the points numbered `0..first` (the caller's numbering) against
+    /// the whole set, excluding the point itself; `out` holds `first` lists. Periodic search
+    /// uses it for the real points of a set extended by ghost images numbered after them.
+    pub(crate) fn leading_lists(
+        &self,
+        first: usize,
+        out: &mut NeighborLists<T>,
+        with_distances: bool,
+    ) {
+        debug_assert!(first <= self.len());
         match self.kernel {
-            Kernel::Simd => self.self_lists_with::<SimdKernel>(out, with_distances),
-            Kernel::Scalar => self.self_lists_with::<ScalarKernel>(out, with_distances),
+            Kernel::Simd => self.self_lists_with::<SimdKernel>(first, out, with_distances),
+            Kernel::Scalar => self.self_lists_with::<ScalarKernel>(first, out, with_distances),
         }
     }
 
@@ -416,10 +438,14 @@ impl<T: Real> Grid<T> {
         }
     }
 
-    fn self_lists_with<K: MaskKernel>(&self, out: &mut NeighborLists<T>, with_distances: bool) {
-        let n = self.len();
+    fn self_lists_with<K: MaskKernel>(
+        &self,
+        first: usize,
+        out: &mut NeighborLists<T>,
+        with_distances: bool,
+    ) {
         let parts = self.units.len();
-        out.reset(n, parts, with_distances);
+        out.reset(first, parts, with_distances);
         let Some(table) = self.table.as_ref() else {
             out.clear_entries();
             return;
@@ -434,9 +460,14 @@ impl<T: Real> Grid<T> {
                     mapped.len = 0;
                     for j in 0..batch.len {
                         let p = batch.slots[j];
-                        mapped.push(batch.points[j], self.order[p] as usize, p as u32);
+                        let slot = self.order[p] as usize;
+                        if slot < first {
+                            mapped.push(batch.points[j], slot, p as u32);
+                        }
                     }
-                    gather_batch::<T, K>(self, ranges, &mapped, part, with_distances);
+                    if mapped.len > 0 {
+                        gather_batch::<T, K>(self, ranges, &mapped, part, with_distances);
+                    }
                 });
             });
         out.assemble(parts);

@@ -273,10 +273,25 @@ impl<T: Real> PeriodicSearch<T> {
     }
 
     /// Per-point neighbour lists (indices only, both directions, ascending).
+    ///
+    /// The grid gathers the lists of the real points against points and ghosts in one pass
+    /// (ghost lists are never made); a ghost entry is then replaced by its original point,
+    /// and a list that had any is sorted again. A minimum-image neighbour appears once, as
+    /// the point itself or as one of its ghosts, because the box is longer than `2 r`.
     pub fn neighbor_lists(&self, lists: &mut NeighborLists<T>) {
-        let mut pairs = Vec::new();
-        self.pairs(&mut pairs);
-        let plain: Vec<[u32; 2]> = pairs.iter().map(|p| [p.i, p.j]).collect();
-        lists.assign_from_pairs(self.len, &plain);
+        self.grid.leading_lists(self.len, lists, false);
+        let n = self.len as u32;
+        let ghosts = &self.ghosts;
+        lists.for_each_list_mut(|list| {
+            // Ghosts are numbered after the real points, so they end the ascending list.
+            let real = list.partition_point(|&e| e < n);
+            if real == list.len() {
+                return;
+            }
+            for entry in &mut list[real..] {
+                *entry = ghosts[(*entry - n) as usize].0;
+            }
+            list.sort_unstable();
+        });
     }
 }

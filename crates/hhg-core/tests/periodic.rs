@@ -65,6 +65,7 @@ fn check<T: TestReal>(name: &str, points: &[[T; 3]], radius: T, domain: Periodic
         let mut sorted = pairs.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, expected, "{what}: pairs");
+        assert_eq!(lists.len(), points.len(), "{what}: one list per point");
         for i in 0..points.len() {
             let want: Vec<u32> = expected
                 .iter()
