@@ -17,6 +17,10 @@ use crate::schemes::{self, SchemeRecord};
 /// The environment variable through which `cargo xtask bench` passes the build flags it used.
 pub const RUSTFLAGS_VAR: &str = "HHG_BENCH_RUSTFLAGS";
 
+/// The environment variable through which `cargo xtask bench` passes the cargo profile it
+/// built with.
+pub const PROFILE_VAR: &str = "HHG_BENCH_PROFILE";
+
 /// Facts about the machine and build that a result depends on.
 #[derive(Clone, Debug)]
 pub struct Environment {
@@ -28,6 +32,9 @@ pub struct Environment {
     pub threads: usize,
     /// The build flags reported by `cargo xtask bench`, if the binary was started that way.
     pub rustflags: Option<String>,
+    /// The cargo profile reported by `cargo xtask bench` (`bench-fast` or `release`), if the
+    /// binary was started that way.
+    pub profile: Option<String>,
     /// Whether this is a build with debug assertions (numbers from it mean little).
     pub debug_assertions: bool,
     /// The base seed of the generated scenes.
@@ -52,6 +59,7 @@ impl Environment {
             logical_cpus: std::thread::available_parallelism().map_or(1, usize::from),
             threads,
             rustflags: std::env::var(RUSTFLAGS_VAR).ok(),
+            profile: std::env::var(PROFILE_VAR).ok(),
             debug_assertions: cfg!(debug_assertions),
             seed,
             unix_time: SystemTime::now()
@@ -73,6 +81,19 @@ impl Environment {
             Some(flags) => flags.to_owned(),
             None => format!("unknown ({RUSTFLAGS_VAR} not set; run through `cargo xtask bench`)"),
         }
+    }
+}
+
+/// The cargo profile of the build for people.
+fn profile_text(profile: Option<&str>) -> String {
+    match profile {
+        Some("bench-fast") => {
+            "cargo profile `bench-fast` (release optimisations, no LTO, 16 codegen units)"
+                .to_owned()
+        }
+        Some("release") => "cargo profile `release` (fat LTO, one codegen unit)".to_owned(),
+        Some(other) => format!("cargo profile `{other}`"),
+        None => format!("optimised; profile unknown ({PROFILE_VAR} not set)"),
     }
 }
 
@@ -509,6 +530,13 @@ pub fn results_json(env: &Environment, results: &Results) -> String {
     );
     let _ = writeln!(
         out,
+        "  \"profile\": {},",
+        env.profile
+            .as_deref()
+            .map_or_else(|| "null".to_owned(), json_string)
+    );
+    let _ = writeln!(
+        out,
         "  \"build_s\": {},",
         env.build_s.map_or_else(|| "null".to_owned(), json_f64)
     );
@@ -901,9 +929,9 @@ pub fn markdown_report(env: &Environment, results: &Results, extras: &ReportExtr
         out,
         "- Build: {}",
         if env.debug_assertions {
-            "with debug assertions (not a release build: the timings are not meaningful)"
+            "with debug assertions (not a release build: the timings are not meaningful)".to_owned()
         } else {
-            "release profile (fat LTO, one codegen unit)"
+            profile_text(env.profile.as_deref())
         }
     );
     if let Some(build_s) = env.build_s {

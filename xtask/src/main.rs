@@ -1,8 +1,9 @@
 //! `cargo xtask`: project automation written in Rust, with no dependencies beyond std.
 //!
-//! `cargo xtask bench [ARGS...]` builds the `hhg-bench` binary in release mode for the native CPU
-//! (in its own target directory, so the flags never invalidate the normal build) and runs it,
-//! timing the build and the run separately.
+//! `cargo xtask bench [ARGS...]` builds the `hhg-bench` binary with the `bench-fast` profile
+//! (release optimisations without LTO; `--lto` for the fat-LTO `release` profile) for the native
+//! CPU (in its own target directory, so the flags never invalidate the normal build) and runs
+//! it, timing the build and the run separately.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -14,11 +15,14 @@ const USAGE: &str = "\
 cargo xtask: project automation for hhg
 
 USAGE:
-    cargo xtask bench [--portable] [ARGS...]
-        Builds hhg-bench in release mode with RUSTFLAGS=\"-C target-cpu=native\" (added to any
-        RUSTFLAGS already set) into target/native and runs it with ARGS; the report records the
-        flags (HHG_BENCH_RUSTFLAGS). With --portable, builds without target-cpu=native into
-        target/portable instead. A set CARGO_TARGET_DIR replaces target/ as the parent of
+    cargo xtask bench [--portable] [--lto] [ARGS...]
+        Builds hhg-bench with the cargo profile `bench-fast` (release optimisations, no LTO:
+        about two minutes from a cold start on two cores) and RUSTFLAGS=\"-C target-cpu=native\"
+        (added to any RUSTFLAGS already set) into target/native and runs it with ARGS; the
+        report records the flags and the profile (HHG_BENCH_RUSTFLAGS, HHG_BENCH_PROFILE).
+        With --lto, builds with the `release` profile (fat LTO, one codegen unit: about ten
+        more minutes of build, measured no faster here). With --portable, builds without
+        target-cpu=native into target/portable instead. A set CARGO_TARGET_DIR replaces target/ as the parent of
         native/ and portable/. Results go to target/bench/<timestamp>/ (results.json,
         report.md, SVG plots) and the latest results.json and report.md to target/bench/.
         The build and the run are timed separately (the report records the build time).
@@ -34,11 +38,19 @@ USAGE:
 /// The flag that `cargo xtask bench` adds for a native build.
 const NATIVE_FLAG: &str = "-C target-cpu=native";
 
+/// The cargo profile of a default bench build.
+const FAST_PROFILE: &str = "bench-fast";
+
+/// The cargo profile of a `--lto` bench build.
+const LTO_PROFILE: &str = "release";
+
 /// How `cargo xtask bench` invokes cargo.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct BenchPlan {
     /// The target directory name under `target/`.
     target_subdir: &'static str,
+    /// The cargo profile (also the name of its output directory).
+    profile: &'static str,
     /// The RUSTFLAGS for the build, also handed to the binary as HHG_BENCH_RUSTFLAGS.
     rustflags: String,
     /// The arguments for hhg-bench.
@@ -48,7 +60,11 @@ struct BenchPlan {
 /// Plans a bench run from its arguments and the RUSTFLAGS already in the environment.
 fn plan_bench(args: Vec<OsString>, existing_rustflags: Option<&str>) -> BenchPlan {
     let portable = args.iter().any(|a| a == "--portable");
-    let forwarded: Vec<OsString> = args.into_iter().filter(|a| a != "--portable").collect();
+    let lto = args.iter().any(|a| a == "--lto");
+    let forwarded: Vec<OsString> = args
+        .into_iter()
+        .filter(|a| a != "--portable" && a != "--lto")
+        .collect();
     let existing = existing_rustflags.unwrap_or("").trim();
     let rustflags = if portable {
         existing.to_owned()
@@ -59,6 +75,7 @@ fn plan_bench(args: Vec<OsString>, existing_rustflags: Option<&str>) -> BenchPla
     };
     BenchPlan {
         target_subdir: if portable { "portable" } else { "native" },
+        profile: if lto { LTO_PROFILE } else { FAST_PROFILE },
         rustflags,
         forwarded,
     }
@@ -91,7 +108,7 @@ fn build_command(plan: &BenchPlan, root: &Path, target: &Path, cargo: OsString) 
     let mut command = Command::new(cargo);
     command
         .arg("build")
-        .arg("--release")
+        .args(["--profile", plan.profile])
         .args(["--package", "hhg-benches", "--bin", "hhg-bench"])
         .arg("--manifest-path")
         .arg(root.join("Cargo.toml"))
@@ -107,7 +124,7 @@ fn build_command(plan: &BenchPlan, root: &Path, target: &Path, cargo: OsString) 
 fn binary_path(plan: &BenchPlan, target: &Path) -> PathBuf {
     target
         .join(plan.target_subdir)
-        .join("release")
+        .join(plan.profile)
         .join(format!("hhg-bench{}", std::env::consts::EXE_SUFFIX))
 }
 
@@ -117,6 +134,7 @@ fn run_command(plan: &BenchPlan, root: &Path, target: &Path, build_s: f64) -> Co
     command
         .args(&plan.forwarded)
         .env("HHG_BENCH_RUSTFLAGS", &plan.rustflags)
+        .env("HHG_BENCH_PROFILE", plan.profile)
         .env("HHG_BENCH_BUILD_SECONDS", format!("{build_s:.1}"));
     // Results land in the workspace's target/bench wherever cargo xtask is started from,
     // unless the caller chose a directory.
@@ -142,7 +160,8 @@ fn bench(args: Vec<OsString>) -> ExitCode {
     let root = workspace_root();
     let target = target_root(&root, std::env::var_os("CARGO_TARGET_DIR"));
     eprintln!(
-        "xtask: building hhg-bench (release, fat LTO, RUSTFLAGS=\"{}\", {})",
+        "xtask: building hhg-bench (profile {}, RUSTFLAGS=\"{}\", {})",
+        plan.profile,
         plan.rustflags,
         target.join(plan.target_subdir).display()
     );
@@ -214,8 +233,13 @@ mod tests {
     fn native_is_the_default_and_appends_to_existing_flags() {
         let plan = plan_bench(args(&["--max-n", "100000"]), None);
         assert_eq!(plan.target_subdir, "native");
+        assert_eq!(plan.profile, "bench-fast");
         assert_eq!(plan.rustflags, "-C target-cpu=native");
         assert_eq!(plan.forwarded, args(&["--max-n", "100000"]));
+
+        let plan = plan_bench(args(&["--lto", "--full"]), None);
+        assert_eq!(plan.profile, "release");
+        assert_eq!(plan.forwarded, args(&["--full"]));
 
         let plan = plan_bench(vec![], Some("-C debuginfo=1 "));
         assert_eq!(plan.rustflags, "-C debuginfo=1 -C target-cpu=native");
@@ -251,6 +275,10 @@ mod tests {
                 .any(|w| w[0] == "--bin" && w[1] == "hhg-bench")
         );
         assert_eq!(argv[0], "build");
+        assert!(
+            argv.windows(2)
+                .any(|w| w[0] == "--profile" && w[1] == "bench-fast")
+        );
         let rustflags = command
             .get_envs()
             .find(|(k, _)| *k == "RUSTFLAGS")
@@ -264,7 +292,7 @@ mod tests {
         assert_eq!(
             Path::new(run.get_program()),
             expected_target
-                .join("release")
+                .join("bench-fast")
                 .join(format!("hhg-bench{}", std::env::consts::EXE_SUFFIX))
         );
         let run_args: Vec<OsString> = run.get_args().map(OsString::from).collect();
@@ -280,6 +308,7 @@ mod tests {
             Some("-C target-cpu=native")
         );
         assert_eq!(env("HHG_BENCH_BUILD_SECONDS").as_deref(), Some("12.5"));
+        assert_eq!(env("HHG_BENCH_PROFILE").as_deref(), Some("bench-fast"));
 
         // A CARGO_TARGET_DIR replaces target/ as the parent of native/ and portable/.
         assert_eq!(
