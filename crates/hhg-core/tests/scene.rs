@@ -275,4 +275,50 @@ fn bad_input<T: TestReal>() {
     assert_ne!(again, h, "with a new generation");
 }
 
-for_both_precisions!(strategies, statics_are_built_once, bad_input);
+/// Queries between updates never report a removed object, even when its slot was reused.
+fn queries_skip_objects_removed_since_the_update<T: TestReal>() {
+    let unit = |x: f64| {
+        Aabb::new(
+            [T::from_f64(x), T::from_f64(0.0), T::from_f64(0.0)],
+            [T::from_f64(x + 1.0), T::from_f64(1.0), T::from_f64(1.0)],
+        )
+    };
+    let mut scene = Scene::<T>::new();
+    let wall = scene
+        .insert(unit(0.0), Motion::Static, Filter::ALL)
+        .unwrap();
+    let ball = scene
+        .insert(unit(0.5), Motion::Dynamic, Filter::ALL)
+        .unwrap();
+    scene.update().unwrap();
+    let mut found = Vec::new();
+    scene.query_aabb(&unit(0.2), &mut found).unwrap();
+    assert_eq!(found, vec![wall, ball]);
+
+    // Both removed; their slots go to two new objects far away, not yet updated.
+    scene.remove(wall).unwrap();
+    scene.remove(ball).unwrap();
+    let far_static = scene
+        .insert(unit(50.0), Motion::Static, Filter::ALL)
+        .unwrap();
+    let far_dynamic = scene
+        .insert(unit(60.0), Motion::Dynamic, Filter::ALL)
+        .unwrap();
+    let reused = [far_static.slot(), far_dynamic.slot()];
+    assert!(reused.contains(&wall.slot()) && reused.contains(&ball.slot()));
+    scene.query_aabb(&unit(0.2), &mut found).unwrap();
+    assert!(found.is_empty(), "stale objects reported: {found:?}");
+
+    scene.update().unwrap();
+    scene.query_aabb(&unit(0.2), &mut found).unwrap();
+    assert!(found.is_empty());
+    scene.query_aabb(&unit(50.2), &mut found).unwrap();
+    assert_eq!(found, vec![far_static]);
+}
+
+for_both_precisions!(
+    strategies,
+    statics_are_built_once,
+    bad_input,
+    queries_skip_objects_removed_since_the_update
+);

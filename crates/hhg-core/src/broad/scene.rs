@@ -132,6 +132,9 @@ pub struct Scene<T: Real> {
     statics_changed: bool,
     static_broad: BroadPhase<T>,
     static_slots: Vec<u32>,
+    /// The generation of each static object when the static structure was built: a slot
+    /// whose generation moved on holds another object (or none) since.
+    static_generations: Vec<u32>,
     dynamic_broad: BroadPhase<T>,
     /// The side list's own hierarchy, rebuilt each detection, for its pairs among itself.
     moved_broad: BroadPhase<T>,
@@ -177,6 +180,7 @@ impl<T: Real> Scene<T> {
             statics_changed: false,
             static_broad: BroadPhase::with_config(config)?,
             static_slots: Vec::new(),
+            static_generations: Vec::new(),
             dynamic_broad: BroadPhase::with_config(config)?,
             moved_broad: BroadPhase::with_config(config)?,
             built: false,
@@ -219,6 +223,7 @@ impl<T: Real> Scene<T> {
             + 4 * (self.free.capacity()
                 + self.dirty.capacity()
                 + self.static_slots.capacity()
+                + self.static_generations.capacity()
                 + self.built_slots.capacity()
                 + self.moved.capacity())
             + self.locations.capacity() * size_of::<Location>()
@@ -416,11 +421,13 @@ impl<T: Real> Scene<T> {
 
     fn rebuild_statics(&mut self) -> Result<(), Error> {
         self.static_slots.clear();
+        self.static_generations.clear();
         self.boxes.clear();
         self.filters.clear();
         for (k, s) in self.slots.iter().enumerate() {
             if s.place == Place::Static {
                 self.static_slots.push(k as u32);
+                self.static_generations.push(s.generation);
                 self.boxes.push(s.aabb);
                 self.filters.push(s.filter);
             }
@@ -587,7 +594,10 @@ impl<T: Real> Scene<T> {
         Ok(report)
     }
 
-    /// The objects overlapping `query` as of the last update, ascending handles, into `out`.
+    /// The objects overlapping `query`, ascending handles, into `out`, found in the
+    /// structures of the last update: an object removed since is never reported, one
+    /// inserted since is not yet, and one moved since may be found at its old box (dynamic
+    /// objects waiting in the side list are tested at their current box).
     pub fn query_aabb(&self, query: &Aabb<T>, out: &mut Vec<Handle>) -> Result<(), Error> {
         check_box(0, query)?;
         out.clear();
@@ -603,7 +613,14 @@ impl<T: Real> Scene<T> {
             }
         }
         self.static_broad.for_each_overlap(query, |b| {
-            out.push(self.handle(self.static_slots[b as usize]));
+            let handle = Handle {
+                slot: self.static_slots[b as usize],
+                generation: self.static_generations[b as usize],
+            };
+            // A static removed since the last update (its slot perhaps reused) is gone.
+            if self.slot(handle).is_ok() {
+                out.push(handle);
+            }
         });
         out.sort_unstable();
         Ok(())
