@@ -49,22 +49,28 @@ def emit(record):
     print(json.dumps(record), flush=True)
 
 
+def lower_first(np, i, j, full):
+    """Each candidate pair once as lo < hi: a half list (each pair once, either way round) is
+    turned round where needed; of a full list (each pair both ways) only the entries with
+    i < j are kept."""
+    i = np.asarray(i, dtype=np.int64)
+    j = np.asarray(j, dtype=np.int64)
+    if full:
+        keep = i < j
+        return i[keep], j[keep]
+    lo = np.minimum(i, j)
+    hi = np.maximum(i, j)
+    keep = lo != hi
+    return lo[keep], hi[keep]
+
+
 def exact_pairs(np, points, i, j, radius, full=False):
     """Keeps the candidate pairs within the radius by hhg's predicate, each once as i < j.
 
     A half list (each pair once, either way round) is turned round where needed; of a full
     list (each pair both ways) only the entries with i < j are kept.
     """
-    i = np.asarray(i, dtype=np.int64)
-    j = np.asarray(j, dtype=np.int64)
-    if full:
-        keep = i < j
-        lo, hi = i[keep], j[keep]
-    else:
-        lo = np.minimum(i, j)
-        hi = np.maximum(i, j)
-        keep = lo != hi
-        lo, hi = lo[keep], hi[keep]
+    lo, hi = lower_first(np, i, j, full)
     d = points[lo] - points[hi]
     d2 = (d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1]) + d[:, 2] * d[:, 2]
     r = np.float32(radius)
@@ -75,16 +81,7 @@ def exact_pairs(np, points, i, j, radius, full=False):
 def exact_periodic_pairs(np, points, i, j, radius, lengths, full=False):
     """Like exact_pairs, in the periodic box [0, lengths): returns lo, hi and the shift code
     of each kept pair (see the module documentation)."""
-    i = np.asarray(i, dtype=np.int64)
-    j = np.asarray(j, dtype=np.int64)
-    if full:
-        keep = i < j
-        lo, hi = i[keep], j[keep]
-    else:
-        lo = np.minimum(i, j)
-        hi = np.maximum(i, j)
-        keep = lo != hi
-        lo, hi = lo[keep], hi[keep]
+    lo, hi = lower_first(np, i, j, full)
     a = points[lo]
     b = points[hi]
     d = np.empty_like(a)

@@ -441,22 +441,40 @@ fn run_hhg(
     radius: f32,
     reuse: Option<(Box<Grid<f32>>, NeighborLists<f32>)>,
 ) -> Result<Output, String> {
-    let (mut grid, mut lists) = match reuse {
+    let (grid, lists) = match reuse {
         Some((grid, lists)) if grid.radius() == radius => (grid, lists),
         _ => (
             Box::new(Grid::<f32>::new(radius).map_err(|e| format!("hhg: {e}"))?),
             NeighborLists::<f32>::default(),
         ),
     };
+    timed_build_and_lists(
+        grid,
+        lists,
+        |grid| grid.build(points),
+        |grid, lists| grid.neighbor_lists(lists),
+        |grid, lists| Lists::Hhg { grid, lists },
+    )
+}
+
+/// Times one hhg run on reused buffers: `build` on the structure, then `fill` of the lists;
+/// `keep` wraps both into the output for checking.
+fn timed_build_and_lists<S>(
+    mut search: Box<S>,
+    mut lists: NeighborLists<f32>,
+    build: impl FnOnce(&mut S) -> Result<(), hhg_core::Error>,
+    fill: impl FnOnce(&S, &mut NeighborLists<f32>),
+    keep: impl FnOnce(Box<S>, NeighborLists<f32>) -> Lists,
+) -> Result<Output, String> {
     let start = Instant::now();
-    grid.build(points).map_err(|e| format!("hhg: {e}"))?;
+    build(&mut search).map_err(|e| format!("hhg: {e}"))?;
     let built = Instant::now();
-    grid.neighbor_lists(&mut lists);
+    fill(&search, &mut lists);
     let done = Instant::now();
     Ok(Output {
         build_s: (built - start).as_secs_f64(),
         query_s: (done - built).as_secs_f64(),
-        lists: Lists::Hhg { grid, lists },
+        lists: keep(search, lists),
     })
 }
 
@@ -468,24 +486,19 @@ fn run_hhg_variable(
     radii: &[f32],
     reuse: Option<(Box<VariableRadiusSearch<f32>>, NeighborLists<f32>)>,
 ) -> Result<Output, String> {
-    let (mut search, mut lists) = reuse.unwrap_or_else(|| {
+    let (search, lists) = reuse.unwrap_or_else(|| {
         (
             Box::new(VariableRadiusSearch::new(RadiusRule::Max)),
             NeighborLists::default(),
         )
     });
-    let start = Instant::now();
-    search
-        .build(points, radii)
-        .map_err(|e| format!("hhg: {e}"))?;
-    let built = Instant::now();
-    search.neighbor_lists(&mut lists);
-    let done = Instant::now();
-    Ok(Output {
-        build_s: (built - start).as_secs_f64(),
-        query_s: (done - built).as_secs_f64(),
-        lists: Lists::HhgVariable { search, lists },
-    })
+    timed_build_and_lists(
+        search,
+        lists,
+        |search| search.build(points, radii),
+        |search, lists| search.neighbor_lists(lists),
+        |search, lists| Lists::HhgVariable { search, lists },
+    )
 }
 
 /// hhg in a periodic box: `PeriodicSearch` (ghost images near the faces, one grid) is
@@ -498,7 +511,7 @@ fn run_hhg_periodic(
     reuse: Option<(Box<PeriodicSearch<f32>>, NeighborLists<f32>)>,
 ) -> Result<Output, String> {
     let domain = PeriodicBox::cubic([0.0; 3], lengths);
-    let (mut search, mut lists) = match reuse {
+    let (search, lists) = match reuse {
         Some((search, lists)) if search.radius() == radius && *search.domain() == domain => {
             (search, lists)
         }
@@ -507,16 +520,13 @@ fn run_hhg_periodic(
             NeighborLists::default(),
         ),
     };
-    let start = Instant::now();
-    search.build(points).map_err(|e| format!("hhg: {e}"))?;
-    let built = Instant::now();
-    search.neighbor_lists(&mut lists);
-    let done = Instant::now();
-    Ok(Output {
-        build_s: (built - start).as_secs_f64(),
-        query_s: (done - built).as_secs_f64(),
-        lists: Lists::HhgPeriodic { search, lists },
-    })
+    timed_build_and_lists(
+        search,
+        lists,
+        |search| search.build(points),
+        |search, lists| search.neighbor_lists(lists),
+        |search, lists| Lists::HhgPeriodic { search, lists },
+    )
 }
 
 /// The minimum image of `b` seen from `a` in the periodic box of edge `lengths`, and its
