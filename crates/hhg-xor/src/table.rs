@@ -431,3 +431,96 @@ pub(crate) fn lists_from_pairs<T: Real>(
         out.assign_from_pairs(n, pairs);
     }
 }
+
+/// Implements [`FixedRadiusScheme`] for a table scheme of this crate (`XorScheme`,
+/// `PoucholScheme`): both keep a `table` of sorted columns, an optional `hasher`, a `kernel`
+/// choice and a `pairs_scratch`, and provide `build_table`, `pairs_with`, `walk_unit` and
+/// `query_with`; `$candidates` computes `pair_candidates` from `$this`.
+macro_rules! impl_fixed_radius_scheme {
+    ($scheme:ident, $name:literal, |$this:ident| $candidates:expr) => {
+        impl<T: hhg_core::Real> hhg_core::FixedRadiusScheme<T> for $scheme<T> {
+            fn name(&self) -> &'static str {
+                $name
+            }
+
+            fn radius(&self) -> T {
+                self.radius
+            }
+
+            fn build(&mut self, points: &[[T; 3]]) -> Result<(), hhg_core::Error> {
+                self.build_table(points)
+            }
+
+            fn len(&self) -> usize {
+                self.table.len()
+            }
+
+            fn pairs(&self, out: &mut Vec<[u32; 2]>) {
+                match self.kernel {
+                    hhg_core::Kernel::Simd => self.pairs_with::<$crate::kernel::SimdKernel>(out),
+                    hhg_core::Kernel::Scalar => {
+                        self.pairs_with::<$crate::kernel::ScalarKernel>(out)
+                    }
+                }
+            }
+
+            fn neighbor_lists(&self, out: &mut hhg_core::NeighborLists<T>) {
+                let mut pairs = self
+                    .pairs_scratch
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                self.pairs(&mut pairs);
+                $crate::table::lists_from_pairs(self.len(), &pairs, out);
+            }
+
+            fn for_each_pair(&self, visit: &mut dyn FnMut(u32, u32)) {
+                let Some(hasher) = self.hasher.as_ref() else {
+                    return;
+                };
+                let order = &self.table.order;
+                let mut emit = |p: u32, q: u32| {
+                    let (i, j) = (order[p as usize], order[q as usize]);
+                    if i < j { visit(i, j) } else { visit(j, i) }
+                };
+                for &unit in &self.table.units {
+                    match self.kernel {
+                        hhg_core::Kernel::Simd => {
+                            self.walk_unit::<$crate::kernel::SimdKernel>(hasher, unit, &mut emit)
+                        }
+                        hhg_core::Kernel::Scalar => {
+                            self.walk_unit::<$crate::kernel::ScalarKernel>(hasher, unit, &mut emit)
+                        }
+                    }
+                }
+            }
+
+            fn query_point(
+                &self,
+                point: [T; 3],
+                out: &mut Vec<u32>,
+            ) -> Result<(), hhg_core::Error> {
+                $crate::table::check_point(point)?;
+                out.clear();
+                match self.kernel {
+                    hhg_core::Kernel::Simd => {
+                        self.query_with::<$crate::kernel::SimdKernel>(point, out)
+                    }
+                    hhg_core::Kernel::Scalar => {
+                        self.query_with::<$crate::kernel::ScalarKernel>(point, out)
+                    }
+                }
+                out.sort_unstable();
+                Ok(())
+            }
+
+            fn stats(&self) -> hhg_core::SchemeStats {
+                let mut stats = hhg_core::SchemeStats::from_starts(&self.table.starts);
+                let $this = self;
+                stats.pair_candidates = $candidates;
+                stats
+            }
+        }
+    };
+}
+
+pub(crate) use impl_fixed_radius_scheme;

@@ -28,18 +28,13 @@
 
 use std::sync::Mutex;
 
-use hhg_core::{
-    Error, FixedRadiusScheme, Kernel, NeighborLists, PointColumns, Real, SchemeStats, check_radius,
-};
+use hhg_core::{Error, Kernel, PointColumns, Real, check_radius};
 use rayon::prelude::*;
 
 use crate::collect::PairParts;
 use crate::hash::{CellHasher, KeyRule, Primes, XorHash};
-use crate::kernel::{MaskKernel, ScalarKernel, SimdKernel, within_point, within_run};
-use crate::table::{
-    Buckets, FORWARD, NEIGHBOURHOOD, TableSize, add, cell_geometry, check_point, lists_from_pairs,
-    near_span,
-};
+use crate::kernel::{MaskKernel, within_point, within_run};
+use crate::table::{Buckets, FORWARD, NEIGHBOURHOOD, TableSize, add, cell_geometry, near_span};
 
 /// Fixed-radius neighbour search with XOR-of-primes cell hashing (name `"xor"`).
 ///
@@ -149,7 +144,7 @@ impl<T: Real> XorScheme<T> {
     /// would reject: for every cell, the points of foreign cells in the distinct buckets of
     /// its own cell and its 13 forward neighbours, times the cell's points. This search skips
     /// them by cell lookup without a distance test, so they are not in
-    /// [`SchemeStats::pair_candidates`]; this is what the hash collisions would cost there.
+    /// [`hhg_core::SchemeStats::pair_candidates`]; this is what the hash collisions would cost there.
     pub fn foreign_candidates(&self) -> u64 {
         self.candidate_counts().1
     }
@@ -289,70 +284,4 @@ impl<T: Real> XorScheme<T> {
     }
 }
 
-impl<T: Real> FixedRadiusScheme<T> for XorScheme<T> {
-    fn name(&self) -> &'static str {
-        "xor"
-    }
-
-    fn radius(&self) -> T {
-        self.radius
-    }
-
-    fn build(&mut self, points: &[[T; 3]]) -> Result<(), Error> {
-        self.build_table(points)
-    }
-
-    fn len(&self) -> usize {
-        self.table.len()
-    }
-
-    fn pairs(&self, out: &mut Vec<[u32; 2]>) {
-        match self.kernel {
-            Kernel::Simd => self.pairs_with::<SimdKernel>(out),
-            Kernel::Scalar => self.pairs_with::<ScalarKernel>(out),
-        }
-    }
-
-    fn neighbor_lists(&self, out: &mut NeighborLists<T>) {
-        let mut pairs = self
-            .pairs_scratch
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        self.pairs(&mut pairs);
-        lists_from_pairs(self.len(), &pairs, out);
-    }
-
-    fn for_each_pair(&self, visit: &mut dyn FnMut(u32, u32)) {
-        let Some(hasher) = self.hasher.as_ref() else {
-            return;
-        };
-        let order = &self.table.order;
-        let mut emit = |p: u32, q: u32| {
-            let (i, j) = (order[p as usize], order[q as usize]);
-            if i < j { visit(i, j) } else { visit(j, i) }
-        };
-        for &unit in &self.table.units {
-            match self.kernel {
-                Kernel::Simd => self.walk_unit::<SimdKernel>(hasher, unit, &mut emit),
-                Kernel::Scalar => self.walk_unit::<ScalarKernel>(hasher, unit, &mut emit),
-            }
-        }
-    }
-
-    fn query_point(&self, point: [T; 3], out: &mut Vec<u32>) -> Result<(), Error> {
-        check_point(point)?;
-        out.clear();
-        match self.kernel {
-            Kernel::Simd => self.query_with::<SimdKernel>(point, out),
-            Kernel::Scalar => self.query_with::<ScalarKernel>(point, out),
-        }
-        out.sort_unstable();
-        Ok(())
-    }
-
-    fn stats(&self) -> SchemeStats {
-        let mut stats = SchemeStats::from_starts(&self.table.starts);
-        stats.pair_candidates = self.candidate_counts().0;
-        stats
-    }
-}
+crate::table::impl_fixed_radius_scheme!(XorScheme, "xor", |this| this.candidate_counts().0);
