@@ -3,16 +3,14 @@
 //! This binary holds a single test, because the counting allocator is global: while it is
 //! armed it counts the allocations of every thread of the process.
 
-mod common;
-
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::backtrace::Backtrace;
 use std::cell::Cell;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use common::{SplitMix64, cube_edge, uniform_box};
 use hhg_core::{Grid, NeighborLists, PairList};
+use hhg_testkit::{SplitMix64, cube_edge, uniform_box};
 
 /// Counts allocations and reallocations while [`ARMED`] is set, and records the backtrace
 /// and size of the first one.

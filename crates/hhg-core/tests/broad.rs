@@ -1,12 +1,9 @@
 //! Differential tests of the broad phase: overlapping pairs and queries of the hierarchy
 //! against brute force, with mixed sizes, huge and infinite boxes, filters and worst cases.
 
-#[macro_use]
-mod common;
-
-use common::{SplitMix64, THREAD_COUNTS, TestReal, check_pairs, in_pool};
 use hhg_core::broad::{Aabb, BroadPhase, BroadPhaseConfig, Filter, segment_may_hit};
 use hhg_core::{Error, Kernel};
+use hhg_testkit::{SplitMix64, THREAD_COUNTS, TestReal, check_pairs, for_both_precisions, in_pool};
 
 /// A named set of boxes, with optional filters.
 struct BoxScene<T> {
@@ -178,7 +175,7 @@ fn mixed_sizes<T: TestReal>() {
             [30.0; 3],
             (0.02, 6.0),
         ));
-        common::shuffle(&mut rng, &mut boxes);
+        hhg_testkit::shuffle(&mut rng, &mut boxes);
         let scene = BoxScene {
             name: format!("mixed sizes, seed {seed}"),
             boxes,

@@ -1,20 +1,17 @@
 //! Differential tests: every search path of a grid against a brute-force oracle, on randomized and adversarial scenes.
 
-#[macro_use]
-mod common;
-
 use std::sync::Mutex;
 
-use common::{
-    Csr, Scene, SplitMix64, THREAD_COUNTS, TestReal, assert_same_seq, build_grid,
-    check_excludes_self, check_list_distances, check_lists, check_pair_distances, check_pairs,
-    gaussian_clusters, in_pool, lattice, oracle_cross, oracle_pairs, oracle_self, shuffle, to_real,
-    uniform_box, uniform_cube, within,
-};
 use hhg_core::reorder::{apply_order, apply_order_with, gather_into};
 use hhg_core::{
     CELL_MARGIN, CellTable, Error, Grid, Kernel, NeighborLists, PairList, PointColumns, Points,
     Real,
+};
+use hhg_testkit::{
+    Csr, Scene, SplitMix64, THREAD_COUNTS, TestReal, assert_same_seq, build_grid,
+    check_excludes_self, check_list_distances, check_lists, check_pair_distances, check_pairs,
+    for_both_precisions, gaussian_clusters, in_pool, lattice, oracle_cross, oracle_pairs,
+    oracle_self, shuffle, to_real, uniform_box, uniform_cube, within,
 };
 
 /// Both kernels; every path runs with each.

@@ -1,10 +1,7 @@
 //! Error tests: every fallible entry point refuses bad input with the typed error naming the offending value, and never panics.
 
-#[macro_use]
-mod common;
-
-use common::{SplitMix64, TestReal, to_real, uniform_box};
 use hhg_core::{Error, Grid, MAX_POINTS, MAX_SPAN_CELLS, NeighborLists, NeighborSearch, Points};
+use hhg_testkit::{SplitMix64, TestReal, for_both_precisions, to_real, uniform_box};
 
 /// The non-finite values every coordinate check must refuse.
 fn non_finite<T: TestReal>() -> [T; 3] {

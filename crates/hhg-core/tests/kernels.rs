@@ -1,9 +1,7 @@
 //! The SIMD kernels against their scalar references, value for value: cell keys and distance masks.
 
-mod common;
-
-use common::{SplitMix64, TestReal, to_real, uniform_box};
 use hhg_core::{Grid, Kernel, Points};
+use hhg_testkit::{SplitMix64, TestReal, to_real, uniform_box};
 
 /// Cell keys of the `wide` kernel equal the scalar kernel's for points inside the set's box,
 /// on its border, exactly on cell borders, and far outside it (clamped), in dense and hashed

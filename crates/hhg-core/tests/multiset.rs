@@ -1,14 +1,11 @@
 //! Multi-set tests: `NeighborSearch` with a moving fluid and a static boundary, its activation table, and its agreement with the oracle per pair of sets.
 
-#[macro_use]
-mod common;
-
-use common::{
-    Csr, SplitMix64, THREAD_COUNTS, TestReal, build_grid, check_excludes_self,
-    check_list_distances, check_lists, in_pool, lattice, oracle_cross, oracle_self, to_real,
-    uniform_cube,
-};
 use hhg_core::{Kernel, NeighborSearch, SetId};
+use hhg_testkit::{
+    Csr, SplitMix64, THREAD_COUNTS, TestReal, build_grid, check_excludes_self,
+    check_list_distances, check_lists, for_both_precisions, in_pool, lattice, oracle_cross,
+    oracle_self, to_real, uniform_cube,
+};
 
 /// A fluid block above a boundary plate, both in `T`.
 fn fluid_and_boundary<T: TestReal>(seed: u64) -> (Vec<[T; 3]>, Vec<[T; 3]>) {

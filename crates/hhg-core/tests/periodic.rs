@@ -2,12 +2,9 @@
 //! boxes that are not a multiple of the cell, mixed periodic and open axes, points outside
 //! the box, thread counts.
 
-#[macro_use]
-mod common;
-
-use common::{SplitMix64, THREAD_COUNTS, TestReal, in_pool};
 use hhg_core::periodic::{PeriodicBox, PeriodicPair, PeriodicSearch};
 use hhg_core::{Error, NeighborLists};
+use hhg_testkit::{SplitMix64, THREAD_COUNTS, TestReal, for_both_precisions, in_pool};
 
 /// Every minimum-image pair by brute force, on the wrapped points, with the shift for the
 /// caller's positions; sorted.

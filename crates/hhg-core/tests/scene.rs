@@ -1,14 +1,11 @@
 //! Persistent scenes against brute force: inserts, removals, moves, rotations (resizes) and
 //! static objects interleaved with detection, for every update strategy and thread count.
 
-#[macro_use]
-mod common;
-
-use common::{SplitMix64, TestReal, in_pool};
 use hhg_core::Error;
 use hhg_core::broad::{
     Aabb, BroadPhaseConfig, Filter, Handle, Motion, Scene, UpdateReport, UpdateStrategy,
 };
+use hhg_testkit::{SplitMix64, TestReal, for_both_precisions, in_pool};
 
 /// The scene as the test sees it: every live object with its box, motion and filter.
 struct Mirror<T> {

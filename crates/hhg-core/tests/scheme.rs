@@ -1,10 +1,10 @@
 //! The scheme interface of hhg-core (`CoreScheme`) against the oracle, and its statistics.
 
-#[macro_use]
-mod common;
-
-use common::{SplitMix64, TestReal, check_pairs, oracle_pairs, oracle_self, to_real, uniform_cube};
 use hhg_core::{CoreScheme, FixedRadiusScheme, NeighborLists, SchemeStats};
+use hhg_testkit::{
+    SplitMix64, TestReal, check_pairs, for_both_precisions, oracle_pairs, oracle_self, to_real,
+    uniform_cube,
+};
 
 fn core_scheme_matches_the_oracle<T: TestReal>() {
     let mut rng = SplitMix64::new(31);

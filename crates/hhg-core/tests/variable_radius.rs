@@ -1,29 +1,16 @@
 //! Differential tests of the variable-radius particle search against brute force, for both
 //! neighbour rules, kernels and thread counts, and its agreement with the fixed-radius engine.
 
-#[macro_use]
-mod common;
-
-use common::{SplitMix64, THREAD_COUNTS, TestReal, check_pairs, in_pool, lattice, to_real};
-use hhg_core::broad::{BroadPhaseConfig, RadiusRule, VariableRadiusSearch, sphere_pair_within};
+use hhg_core::broad::{BroadPhaseConfig, RadiusRule, VariableRadiusSearch};
 use hhg_core::{Error, Grid, Kernel, NeighborLists, PairList};
-
-fn oracle<T: TestReal>(points: &[[T; 3]], radii: &[T], rule: RadiusRule) -> Vec<[u32; 2]> {
-    let mean = rule == RadiusRule::Mean;
-    let mut pairs = Vec::new();
-    for i in 0..points.len() {
-        for j in i + 1..points.len() {
-            if sphere_pair_within(points[i], radii[i], points[j], radii[j], mean) {
-                pairs.push([i as u32, j as u32]);
-            }
-        }
-    }
-    pairs
-}
+use hhg_testkit::{
+    SplitMix64, THREAD_COUNTS, TestReal, check_pairs, for_both_precisions, in_pool, lattice,
+    oracle_sphere_pairs, to_real,
+};
 
 fn check<T: TestReal>(name: &str, points: &[[T; 3]], radii: &[T]) {
     for rule in [RadiusRule::Max, RadiusRule::Mean] {
-        let expected = oracle(points, radii, rule);
+        let expected = oracle_sphere_pairs(points, radii, rule);
         let mut reference: Option<Vec<[u32; 2]>> = None;
         for all_pairs_below in [0, usize::MAX] {
             for kernel in [Kernel::Simd, Kernel::Scalar] {

@@ -2,15 +2,15 @@
 //! brute-force oracle on every scene, for both precisions, several candidate counts and
 //! bucket fractions (down to heavy sharing), both kernels and several thread counts.
 
-#[macro_use]
 mod common;
 
-use common::{
-    Scene, SplitMix64, THREAD_COUNTS, TestReal, assert_same_seq, check_lists, check_pairs, in_pool,
-    oracle_pairs, oracle_query, oracle_self, queries, scenes,
-};
+use common::{queries, scenes};
 use hhg_core::{CoreScheme, FixedRadiusScheme, Kernel, NeighborLists};
 use hhg_group::{CellAssignment, GroupConfig, GroupScheme};
+use hhg_testkit::{
+    Scene, SplitMix64, THREAD_COUNTS, TestReal, assert_same_seq, check_lists, check_pairs,
+    for_both_precisions, in_pool, oracle_pairs, oracle_point, oracle_self,
+};
 
 /// Candidate counts and bucket fractions under test: the paper's settings, plain hashing,
 /// and a tiny fraction that puts many cells into each bucket.
@@ -101,7 +101,7 @@ fn matches_the_oracle<T: TestReal>() {
             scheme.neighbor_lists(&mut lists);
             check_lists(&format!("{what}: lists"), &lists, &expected_lists);
             for (k, (&q, found)) in queries.iter().zip(&got.queries).enumerate() {
-                let want = oracle_query(&scene.points, scene.radius, q);
+                let want = oracle_point(&scene.points, q, scene.radius);
                 assert_eq!(found, &want, "{what}: query {k} at {q:?}");
             }
         }
@@ -135,7 +135,7 @@ fn thread_count_does_not_matter<T: TestReal>() {
     // A scene large enough for several sort parts (more than 32768 points) and many units.
     all.push(Scene::new(
         "large uniform",
-        &common::uniform_cube(&mut rng, 40_000, [1.0, -2.0, 3.0], 1.0, 8.0),
+        &hhg_testkit::uniform_cube(&mut rng, 40_000, [1.0, -2.0, 3.0], 1.0, 8.0),
         1.0,
     ));
     for scene in all {

@@ -1,12 +1,9 @@
 //! Bad input and bad settings: the group scheme refuses exactly what hhg-core's scheme
 //! refuses, with the same typed errors, and names the offending setting.
 
-#[macro_use]
-mod common;
-
-use common::{SplitMix64, TestReal, to_real, uniform_box};
 use hhg_core::{CoreScheme, Error, FixedRadiusScheme, Kernel};
 use hhg_group::{GroupConfig, GroupScheme};
+use hhg_testkit::{SplitMix64, TestReal, for_both_precisions, to_real, uniform_box};
 
 /// The errors of both schemes for the same radius and points (`Ok` when both accept).
 fn both<T: TestReal>(radius: T, points: &[[T; 3]]) -> (Result<(), Error>, Result<(), Error>) {

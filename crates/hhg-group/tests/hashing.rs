@@ -1,10 +1,8 @@
 //! The candidate hash functions: the 8-lane kernel equals the scalar reference on random
 //! and extreme cells, candidates stay below the bucket count, and they spread cells evenly.
 
-mod common;
-
-use common::SplitMix64;
 use hhg_group::{GroupHasher, MAX_CANDIDATES};
+use hhg_testkit::SplitMix64;
 
 #[test]
 fn simd_equals_scalar_on_random_cells() {

@@ -2,14 +2,14 @@
 //! statistics against a direct count, the candidate count against a brute-force count, the
 //! layout, and the balancing effect of more candidates.
 
-#[macro_use]
 mod common;
 
 use std::collections::{HashMap, HashSet};
 
-use common::{Scene, SplitMix64, TestReal, scenes, uniform_cube};
+use common::scenes;
 use hhg_core::{FixedRadiusScheme, Kernel, SchemeStats};
 use hhg_group::{GroupConfig, GroupScheme, MAX_CANDIDATES};
+use hhg_testkit::{Scene, SplitMix64, TestReal, for_both_precisions, uniform_cube};
 
 /// Candidate counts and bucket fractions under test.
 const CONFIGS: [(usize, f64); 5] = [(3, 0.2), (4, 0.2), (3, 0.002), (2, 3.0), (1, 0.2)];

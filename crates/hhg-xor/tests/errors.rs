@@ -1,11 +1,8 @@
 //! Bad input: every scheme refuses it with exactly the error hhg-core gives for the same input (points, radii, query points, boxes, particles), and bad settings with InvalidConfig.
 
-#[macro_use]
-mod common;
-
-use common::{SplitMix64, TestReal, to_real, uniform_box};
 use hhg_core::broad::{Aabb, BroadPhase, RadiusRule, VariableRadiusSearch};
 use hhg_core::{Error, FixedRadiusScheme, Grid, MAX_SPAN_CELLS};
+use hhg_testkit::{SplitMix64, TestReal, for_both_precisions, to_real, uniform_box};
 use hhg_xor::{Levels, MultilevelSearch, PoucholScheme, Primes, TableSize, XorScheme};
 
 /// Panics unless two errors are equal, NaN values included (compared by their Debug form).

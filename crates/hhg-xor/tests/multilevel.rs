@@ -1,14 +1,15 @@
 //! MultilevelSearch (particles with their own radii) against brute force and against hhg-core's VariableRadiusSearch with the Max rule, on mixed, bimodal, equal and zero radii, with both kernels, tiny tables and several thread counts.
 
-#[macro_use]
 mod common;
 
-use common::{
-    SplitMix64, THREAD_COUNTS, TestReal, assert_same_seq, check_lists, check_pairs, in_pool,
-    lattice, oracle_sphere_pairs, shuffle, spheres_within, to_real, uniform_box, uniform_cube,
-};
+use common::spheres_within;
 use hhg_core::broad::{RadiusRule, VariableRadiusSearch};
 use hhg_core::{Kernel, NeighborLists, Real};
+use hhg_testkit::{
+    SplitMix64, THREAD_COUNTS, TestReal, assert_same_seq, check_lists, check_pairs,
+    for_both_precisions, in_pool, lattice, oracle_sphere_pairs, shuffle, to_real, uniform_box,
+    uniform_cube,
+};
 use hhg_xor::{MultilevelSearch, Primes, TableSize};
 
 /// A named set of particles with radii.
@@ -116,7 +117,7 @@ fn lists_of(n: usize, pairs: &[[u32; 2]]) -> Vec<Vec<u32>> {
 /// queries are exact; both kernels give the same sequence; VariableRadiusSearch agrees.
 fn every_scene_matches_the_oracle<T: TestReal>() {
     for (s, scene) in particle_scenes::<T>().iter().enumerate() {
-        let expected = oracle_sphere_pairs(&scene.points, &scene.radii);
+        let expected = oracle_sphere_pairs(&scene.points, &scene.radii, RadiusRule::Max);
         let lists = lists_of(scene.points.len(), &expected);
         let mut rng = SplitMix64::new(400 + s as u64);
         let queries: Vec<[T; 3]> = (0..30)

@@ -1,14 +1,14 @@
 //! PoucholScheme against brute force on every scene (pairs, visitor, lists, queries and the broad-phase box query), with several hierarchy depths, tables down to one bucket and both kernels; the structure's keys and has_children flags; determinism across thread counts; agreement with hhg-core and the XOR scheme.
 
-#[macro_use]
 mod common;
 
-use common::{
-    Expected, Scene, SplitMix64, THREAD_COUNTS, TestReal, assert_same_seq, check_pairs,
-    check_scheme, gaussian_clusters, in_pool, point_scenes, to_real, uniform_cube,
-};
+use common::{Expected, check_scheme, point_scenes};
 use hhg_core::broad::Aabb;
 use hhg_core::{CoreScheme, FixedRadiusScheme, Kernel, NeighborLists, Real};
+use hhg_testkit::{
+    Scene, SplitMix64, THREAD_COUNTS, TestReal, assert_same_seq, check_pairs, for_both_precisions,
+    gaussian_clusters, in_pool, to_real, uniform_cube,
+};
 use hhg_xor::{Levels, PoucholScheme, Primes, TableSize, XorScheme};
 
 const KERNELS: [Kernel; 2] = [Kernel::Simd, Kernel::Scalar];

@@ -1,13 +1,13 @@
 //! XorScheme against brute force on every scene, with both primes, tables down to one bucket and both kernels; determinism across thread counts; agreement with hhg-core's CoreScheme; the candidate statistics.
 
-#[macro_use]
 mod common;
 
-use common::{
-    Expected, Scene, SplitMix64, THREAD_COUNTS, TestReal, assert_same_seq, check_pairs,
-    check_scheme, in_pool, point_scenes, to_real, uniform_cube,
-};
+use common::{Expected, check_scheme, point_scenes};
 use hhg_core::{CoreScheme, FixedRadiusScheme, Kernel, NeighborLists};
+use hhg_testkit::{
+    Scene, SplitMix64, THREAD_COUNTS, TestReal, assert_same_seq, check_pairs, for_both_precisions,
+    in_pool, to_real, uniform_cube,
+};
 use hhg_xor::{Primes, TableSize, XorScheme};
 
 const KERNELS: [Kernel; 2] = [Kernel::Simd, Kernel::Scalar];

@@ -1,0 +1,59 @@
+//! Shared helpers of the workspace's integration tests (a dev-only crate): a seeded PRNG, scene generators, brute-force oracles and exact checks.
+//!
+//! The crates' own integration tests take it as a dev-dependency; nothing here is part of a
+//! published API. Every helper is deterministic: the same seed gives the same scene, so a
+//! failure can be replayed.
+
+mod checks;
+mod oracle;
+mod pool;
+mod real;
+mod rng;
+mod scenes;
+
+pub use checks::{
+    Csr, assert_same_seq, check_excludes_self, check_list_distances, check_lists,
+    check_pair_distances, check_pairs,
+};
+pub use oracle::{
+    oracle_cross, oracle_pairs, oracle_point, oracle_self, oracle_sphere_pairs, within,
+};
+pub use pool::{THREAD_COUNTS, in_pool};
+pub use real::TestReal;
+pub use rng::SplitMix64;
+pub use scenes::{
+    Scene, cube_edge, gaussian_clusters, lattice, shuffle, to_real, uniform_box, uniform_cube,
+};
+
+use hhg_core::{Grid, Kernel, Real};
+
+/// Declares `mod name { f32, f64 }` tests calling the generic `name::<T>()`.
+///
+/// Each name must be a generic function `fn name<T: TestReal>()` in the calling module; the
+/// macro adds one `#[test]` per precision, named `name::f32` and `name::f64`.
+#[macro_export]
+macro_rules! for_both_precisions {
+    ($($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                #[test]
+                fn f32() {
+                    super::$name::<f32>();
+                }
+
+                #[test]
+                fn f64() {
+                    super::$name::<f64>();
+                }
+            }
+        )*
+    };
+}
+
+/// A grid over `points` with the given kernel.
+pub fn build_grid<T: Real>(points: &[[T; 3]], radius: T, kernel: Kernel) -> Grid<T> {
+    let mut grid = Grid::new(radius).expect("a valid radius");
+    grid.set_kernel(kernel);
+    grid.build(points).expect("a valid point set");
+    grid
+}

@@ -1,0 +1,98 @@
+//! Point scenes: named point sets with their radius, and the generators that make them.
+
+use hhg_core::Real;
+
+use crate::{SplitMix64, TestReal};
+
+/// A named point set with its search radius.
+#[derive(Clone, Debug)]
+pub struct Scene<T> {
+    /// What the scene is, for messages.
+    pub name: String,
+    /// The points, in the caller's numbering.
+    pub points: Vec<[T; 3]>,
+    /// The search radius.
+    pub radius: T,
+}
+
+impl<T: TestReal> Scene<T> {
+    /// Converts `f64` points (rounding to nearest) into a scene of `T`.
+    pub fn new(name: impl Into<String>, points: &[[f64; 3]], radius: f64) -> Self {
+        Self {
+            name: format!("{} ({}, n = {})", name.into(), T::NAME, points.len()),
+            points: to_real(points),
+            radius: T::from_f64(radius),
+        }
+    }
+}
+
+/// Rounds `f64` points to `T`.
+pub fn to_real<T: Real>(points: &[[f64; 3]]) -> Vec<[T; 3]> {
+    points.iter().map(|p| p.map(T::from_f64)).collect()
+}
+
+/// `n` points uniform in the box `min..max` (an axis with `min == max` is degenerate).
+pub fn uniform_box(rng: &mut SplitMix64, n: usize, min: [f64; 3], max: [f64; 3]) -> Vec<[f64; 3]> {
+    (0..n)
+        .map(|_| std::array::from_fn(|a| rng.range(min[a], max[a])))
+        .collect()
+}
+
+/// The edge of a cube holding `n` uniform points with about `neighbours` neighbours each
+/// within `radius`.
+pub fn cube_edge(n: usize, radius: f64, neighbours: f64) -> f64 {
+    let volume = n as f64 * (4.0 / 3.0) * std::f64::consts::PI * radius.powi(3) / neighbours;
+    volume.cbrt()
+}
+
+/// `n` points uniform in a cube centred at `centre` with about `neighbours` neighbours each.
+pub fn uniform_cube(
+    rng: &mut SplitMix64,
+    n: usize,
+    centre: [f64; 3],
+    radius: f64,
+    neighbours: f64,
+) -> Vec<[f64; 3]> {
+    let half = cube_edge(n.max(1), radius, neighbours) / 2.0;
+    uniform_box(rng, n, centre.map(|c| c - half), centre.map(|c| c + half))
+}
+
+/// Gaussian clusters `(count, sigma)` with centres uniform in `[0, side)^3`.
+pub fn gaussian_clusters(
+    rng: &mut SplitMix64,
+    clusters: &[(usize, f64)],
+    side: f64,
+) -> Vec<[f64; 3]> {
+    let mut points = Vec::new();
+    for &(count, sigma) in clusters {
+        let centre: [f64; 3] = std::array::from_fn(|_| rng.range(0.0, side));
+        for _ in 0..count {
+            points.push(std::array::from_fn(|a| centre[a] + sigma * rng.gaussian()));
+        }
+    }
+    points
+}
+
+/// A `counts[0] x counts[1] x counts[2]` lattice with the given spacing from `origin`.
+pub fn lattice(counts: [usize; 3], spacing: f64, origin: [f64; 3]) -> Vec<[f64; 3]> {
+    let mut points = Vec::with_capacity(counts.iter().product());
+    for k in 0..counts[2] {
+        for j in 0..counts[1] {
+            for i in 0..counts[0] {
+                points.push([
+                    origin[0] + i as f64 * spacing,
+                    origin[1] + j as f64 * spacing,
+                    origin[2] + k as f64 * spacing,
+                ]);
+            }
+        }
+    }
+    points
+}
+
+/// Shuffles in place (Fisher-Yates), so that the caller's numbering is not spatial.
+pub fn shuffle<V>(rng: &mut SplitMix64, values: &mut [V]) {
+    for i in (1..values.len()).rev() {
+        values.swap(i, rng.below(i + 1));
+    }
+}
