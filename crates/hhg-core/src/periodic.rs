@@ -199,15 +199,22 @@ impl<T: Real> PeriodicSearch<T> {
         let n = points.len();
         self.len = n;
         let domain = self.domain;
-        let wrapped: Vec<([T; 3], [i32; 3])> = points.par_iter().map(|&p| domain.wrap(p)).collect();
+        // The wrapped points first, in the caller's order (the buffers only grow).
         self.extended.clear();
         self.wraps.clear();
         self.ghosts.clear();
-        self.extended.extend(wrapped.iter().map(|w| w.0));
-        self.wraps.extend(wrapped.iter().map(|w| w.1));
+        self.extended.resize(n, [T::default(); 3]);
+        self.wraps.resize(n, [0; 3]);
+        self.extended
+            .par_iter_mut()
+            .zip(self.wraps.par_iter_mut())
+            .zip(points.par_iter())
+            .with_min_len(4096)
+            .for_each(|((wrapped, count), &p)| (*wrapped, *count) = domain.wrap(p));
         // Ghosts of the points within the margin of a periodic face.
         let margin = self.radius.to_f64() * (1.0 + CELL_MARGIN) * (1.0 + CELL_MARGIN);
-        for (k, &(p, _)) in wrapped.iter().enumerate() {
+        for k in 0..n {
+            let p = self.extended[k];
             let mut options = [[0i32; 3]; 3];
             let mut counts = [1usize; 3];
             for a in 0..3 {
