@@ -17,8 +17,9 @@ huge box, and the peer is then reported as skipped.
 
 With --box LX,LY,LZ the points lie in the box [0, L) periodic along all three axes, each
 edge longer than twice the radius, and pairs follow the minimum-image rule. The re-check then
-takes, per axis, the image of the higher-indexed point j among x_j - L, x_j and x_j + L (each
-rounded to float32) nearest to x_i, exactly as hhg-bench's brute force does, and the checksum
+takes, per axis, the nearest of x_i against x_j, x_i + L against x_j, and x_i against x_j + L
+(the point below moved up, each sum rounded to float32, so the distance is the same from
+either side), exactly as hhg-bench's brute force and hhg's PeriodicSearch do, and the checksum
 adds each pair's shift code 9 (sx + 1) + 3 (sy + 1) + (sz + 1), with x_j + s L the image.
 
 Install the peers with: pip install vesin freud-analysis scipy matscipy
@@ -90,8 +91,11 @@ def exact_periodic_pairs(np, points, i, j, radius, lengths, full=False):
         length = np.float32(lengths[axis])
         best = a[:, axis] - b[:, axis]
         shift = np.zeros(lo.size, dtype=np.int64)
-        for s, image in ((-1, b[:, axis] - length), (1, b[:, axis] + length)):
-            candidate = a[:, axis] - image
+        # The point below moves up: s = -1 measures a + L against b, s = 1 a against b + L.
+        for s, candidate in (
+            (-1, (a[:, axis] + length) - b[:, axis]),
+            (1, a[:, axis] - (b[:, axis] + length)),
+        ):
             better = np.abs(candidate) < np.abs(best)
             best = np.where(better, candidate, best)
             shift = np.where(better, s, shift)

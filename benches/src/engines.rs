@@ -529,24 +529,30 @@ fn run_hhg_periodic(
     )
 }
 
-/// The minimum image of `b` seen from `a` in the periodic box of edge `lengths`, and its
-/// shift: per axis, of `b - L`, `b` and `b + L` (each rounded to f32), the one nearest `a`.
-/// Both points must lie in the box.
-pub fn minimum_image(a: &[f32; 3], b: &[f32; 3], lengths: [f32; 3]) -> ([f32; 3], [i32; 3]) {
-    let mut image = *b;
+/// The pair `a`, `b` in the periodic box of edge `lengths` at its minimum image: the two
+/// positions to measure and the shift `s` of `b` (`b + s L` is the image nearest `a`). Per
+/// axis, of `s = 0`, `-1` and `1` (in that order, a later one only when strictly nearer), with
+/// `s = 1` measured as `a` against `b + L` and `s = -1` as `a + L` against `b` (each rounded
+/// to f32): the point below is moved up, so the distance is the same from either side (hhg's
+/// `PeriodicBox::image_distance_squared`). Both points must lie in the box.
+pub fn minimum_image(
+    a: &[f32; 3],
+    b: &[f32; 3],
+    lengths: [f32; 3],
+) -> ([f32; 3], [f32; 3], [i32; 3]) {
+    let (mut from, mut to) = (*a, *b);
     let mut shift = [0i32; 3];
     for axis in 0..3 {
-        let mut best = (a[axis] - b[axis]).abs();
-        for s in [-1i32, 1] {
-            let candidate = b[axis] + s as f32 * lengths[axis];
-            if (a[axis] - candidate).abs() < best {
-                best = (a[axis] - candidate).abs();
-                image[axis] = candidate;
-                shift[axis] = s;
+        let (x, y, l) = (a[axis], b[axis], lengths[axis]);
+        let mut best = (x - y).abs();
+        for (s, moved_a, moved_b) in [(-1i32, x + l, y), (1, x, y + l)] {
+            if (moved_a - moved_b).abs() < best {
+                best = (moved_a - moved_b).abs();
+                (from[axis], to[axis], shift[axis]) = (moved_a, moved_b, s);
             }
         }
     }
-    (image, shift)
+    (from, to, shift)
 }
 
 /// Brute force in a periodic box: every pair `i < j` tested once, by the exact predicate on
@@ -558,8 +564,8 @@ fn run_brute_periodic(points: &[[f32; 3]], radius: f32, lengths: [f32; 3]) -> Ou
         .into_par_iter()
         .flat_map_iter(|i| {
             (i + 1..points.len()).filter_map(move |j| {
-                let (image, shift) = minimum_image(&points[i], &points[j], lengths);
-                within(&points[i], &image, r2).then_some((i as u32, j as u32, shift))
+                let (from, to, shift) = minimum_image(&points[i], &points[j], lengths);
+                within(&from, &to, r2).then_some((i as u32, j as u32, shift))
             })
         })
         .collect();
@@ -784,8 +790,11 @@ mod tests {
 
         // The shift is that of the nearest image, and the checksum sees it.
         let lengths = [4.0f32; 3];
-        let (image, shift) = minimum_image(&[0.25, 2.0, 3.5], &[3.75, 2.5, 0.25], lengths);
-        assert_eq!((image, shift), ([-0.25, 2.5, 4.25], [-1, 0, 1]));
+        let (from, to, shift) = minimum_image(&[0.25, 2.0, 3.5], &[3.75, 2.5, 0.25], lengths);
+        assert_eq!(
+            (from, to, shift),
+            ([4.25, 2.0, 3.5], [3.75, 2.5, 4.25], [-1, 0, 1])
+        );
         let right = periodic_checksum(&[(0, 1, [-1, 0, 1])], None);
         assert_ne!(periodic_checksum(&[(0, 1, [0, 0, 1])], None), right);
     }

@@ -163,12 +163,38 @@ impl<T: Real> NeighborLists<T> {
             });
         self.offsets.clear();
         self.offsets.extend(starts.iter().map(|&s| s as usize));
-        self.for_each_list_mut(<[u32]>::sort_unstable);
+        self.for_each_list_mut(|_, list| list.sort_unstable());
         self.scan_starts = starts;
     }
 
-    /// Calls `edit` on every list's indices, in parallel (no distances may be attached).
-    pub(crate) fn for_each_list_mut(&mut self, edit: impl Fn(&mut [u32]) + Sync) {
+    /// Replaces the lists by `n` lists without distances, list `i` holding `count(i)` entries
+    /// that `fill(i, list)` writes (in parallel).
+    pub(crate) fn assign_with(
+        &mut self,
+        n: usize,
+        count: impl Fn(usize) -> usize + Sync,
+        fill: impl Fn(usize, &mut [u32]) + Sync,
+    ) {
+        self.has_distances = false;
+        self.distances.clear();
+        self.offsets.clear();
+        self.offsets.resize(n + 1, 0);
+        self.offsets[..n]
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(1024)
+            .for_each(|(i, slot)| *slot = count(i));
+        let total = exclusive_scan(&mut self.offsets[..n], &mut self.scan);
+        self.offsets[n] = total;
+        // Only growth writes: every entry below `total` is written by `fill`.
+        self.indices.resize(total, 0);
+        self.indices.truncate(total);
+        self.for_each_list_mut(fill);
+    }
+
+    /// Calls `edit(i, list)` on every list's indices, in parallel (no distances may be
+    /// attached).
+    pub(crate) fn for_each_list_mut(&mut self, edit: impl Fn(usize, &mut [u32]) + Sync) {
         debug_assert!(!self.has_distances);
         let lists = self.len();
         debug_assert_eq!(self.offsets.get(lists).copied(), Some(self.indices.len()));
@@ -180,7 +206,7 @@ impl<T: Real> NeighborLists<T> {
             // SAFETY: the offsets ascend from 0 to the slice's length, so list `i` owns
             // `s..e` alone and the range is in bounds.
             let list = unsafe { shared.range_mut(s, e - s) };
-            edit(list);
+            edit(i, list);
         });
     }
 

@@ -2,10 +2,12 @@
 //! rule reported with their image shift, for box lengths that need not be a multiple of the
 //! cell size.
 //!
-//! The points are wrapped into the box, points within one cell of a periodic face get ghost
-//! images shifted by one box length (up to 7 per point near a corner, more in a box barely wider than the margin), and the grid searches
-//! points and ghosts together. A pair of a point and a ghost is kept only from the side of
-//! the smaller original index, so each minimum-image pair is reported once.
+//! The points are wrapped into the box, points within one cell of a lower periodic face get
+//! ghost images shifted up by one box length on those axes (up to 7 per point near the lower
+//! corner), and the grid searches points and ghosts together. Every minimum-image pair then
+//! appears exactly once with no axis on which both of its members are shifted (its canonical
+//! representation), and both of its members' lists come from that one distance, so the
+//! result is symmetric and does not depend on how the caller numbers the points.
 
 use rayon::prelude::*;
 
@@ -14,6 +16,7 @@ use crate::geometry::{CELL_MARGIN, Points, first_non_finite};
 use crate::grid::{Grid, check_radius};
 use crate::lists::NeighborLists;
 use crate::pairs::PairList;
+use crate::parallel::{DisjointSlice, exclusive_scan};
 use crate::real::Real;
 
 /// An orthorhombic box `origin .. origin + lengths`, periodic along the axes where
@@ -50,6 +53,10 @@ impl<T: Real> PeriodicBox<T> {
                 continue;
             }
             let (o, l) = (self.origin[a], self.lengths[a]);
+            if p[a] >= o && p[a] < o + l {
+                // Already inside (the common case): `k = 0` leaves `x` as it is.
+                continue;
+            }
             let mut k = ((p[a] - o).to_f64() / l.to_f64()).floor();
             let mut x = p[a] - l * T::from_f64(k);
             if x.to_f64() >= (o + l).to_f64() {
@@ -75,6 +82,18 @@ impl<T: Real> PeriodicBox<T> {
                 p[a] + T::from_f64(f64::from(shift[a])) * self.lengths[a]
             }
         })
+    }
+
+    /// The squared distance between `a` and the image `b + shift * L` of `b`, computed
+    /// symmetrically: per axis, `a` is moved up by `L` where `shift` is `-1` and `b` where it
+    /// is `1` (in `T`, as [`PeriodicBox::shifted`] does), then
+    /// `(dx*dx + dy*dy) + dz*dz`. Exchanging `a` and `b` and negating `shift` gives the same
+    /// value bit for bit. This is the distance [`PeriodicSearch`] decides pairs by.
+    #[inline]
+    pub fn image_distance_squared(&self, a: [T; 3], b: [T; 3], shift: [i32; 3]) -> T {
+        let up_a = shift.map(|s| i32::from(s < 0));
+        let up_b = shift.map(|s| i32::from(s > 0));
+        T::distance_squared(self.shifted(a, up_a), self.shifted(b, up_b))
     }
 
     fn check(&self, radius: T) -> Result<(), Error> {
@@ -117,9 +136,11 @@ pub struct PeriodicPair {
 
 /// Fixed-radius search in a periodic box: the minimum-image pairs within the radius.
 ///
-/// A pair is reported iff `distance_squared(w[i], box.shifted(w[j], s)) <= r * r` for the
-/// shift `s` in `{-1, 0, 1}` per periodic axis (`0` along open axes) of the wrapped positions
-/// `w`; the box must be longer than `2 r` along periodic axes, so at most one shift passes.
+/// A pair is reported iff [`PeriodicBox::image_distance_squared`]`(w[i], w[j], s) <= r * r`
+/// for the shift `s` in `{-1, 0, 1}` per periodic axis (`0` along open axes) of the wrapped
+/// positions `w`: per axis, whichever of the two points needs moving up by `L` is moved up,
+/// so the distance is the same from either side. The box must be longer than `2 r` along
+/// periodic axes, so at most one shift passes.
 ///
 /// ```
 /// use hhg_core::periodic::{PeriodicBox, PeriodicSearch};
@@ -140,12 +161,19 @@ pub struct PeriodicSearch<T: Real> {
     grid: Grid<T>,
     /// Wrapped points, then ghosts.
     extended: Vec<[T; 3]>,
-    /// Per ghost: its original point and its shift (relative to the wrapped point).
+    /// Per ghost: its original point and its shift (relative to the wrapped point; each
+    /// component 0 or 1). The ghosts of a point are consecutive, in point order.
     ghosts: Vec<(u32, [i32; 3])>,
-    /// Per point: the box lengths its wrap moved it by.
+    /// Per point `k`: its ghosts are `ghost_starts[k]..ghost_starts[k + 1]`.
+    ghost_starts: Vec<u32>,
+    /// Scratch of the prefix sum over the ghost counts.
+    scan: Vec<u32>,
+    /// Per point: the box lengths its wrap moved it by; empty when no point was moved.
     wraps: Vec<[i32; 3]>,
     len: usize,
     pair_list: std::sync::Mutex<PairList<T>>,
+    /// The lists of every point and ghost, from which the points' lists are merged.
+    extended_lists: std::sync::Mutex<NeighborLists<T>>,
 }
 
 impl<T: Real> PeriodicSearch<T> {
@@ -159,9 +187,12 @@ impl<T: Real> PeriodicSearch<T> {
             grid: Grid::new(radius)?,
             extended: Vec::new(),
             ghosts: Vec::new(),
+            ghost_starts: Vec::new(),
+            scan: Vec::new(),
             wraps: Vec::new(),
             len: 0,
             pair_list: std::sync::Mutex::new(PairList::default()),
+            extended_lists: std::sync::Mutex::new(NeighborLists::default()),
         })
     }
 
@@ -199,52 +230,77 @@ impl<T: Real> PeriodicSearch<T> {
         let n = points.len();
         self.len = n;
         let domain = self.domain;
-        // The wrapped points first, in the caller's order (the buffers only grow).
+        // The wrapped points first, in the caller's order (the buffers only grow). A solver
+        // usually keeps its points inside the box: then they are copied as they are and
+        // `wraps` stays empty (no point was moved).
         self.extended.clear();
         self.wraps.clear();
         self.ghosts.clear();
-        self.extended.resize(n, [T::default(); 3]);
-        self.wraps.resize(n, [0; 3]);
-        self.extended
-            .par_iter_mut()
-            .zip(self.wraps.par_iter_mut())
-            .zip(points.par_iter())
+        let inside = points
+            .par_iter()
             .with_min_len(4096)
-            .for_each(|((wrapped, count), &p)| (*wrapped, *count) = domain.wrap(p));
-        // Ghosts of the points within the margin of a periodic face.
+            .all(|&p| domain.wrap(p) == (p, [0; 3]));
+        if inside {
+            self.extended.extend_from_slice(points);
+        } else {
+            self.extended.resize(n, [T::default(); 3]);
+            self.wraps.resize(n, [0; 3]);
+            self.extended
+                .par_iter_mut()
+                .zip(self.wraps.par_iter_mut())
+                .zip(points.par_iter())
+                .with_min_len(4096)
+                .for_each(|((wrapped, count), &p)| (*wrapped, *count) = domain.wrap(p));
+        }
+        // Ghosts of the points within the margin of a lower periodic face: one per non-empty
+        // set of such axes, shifted up by one length on each of them. Counted per point,
+        // placed by a prefix sum, written in parallel (in point order whatever the threads).
         let margin = self.radius.to_f64() * (1.0 + CELL_MARGIN) * (1.0 + CELL_MARGIN);
-        for k in 0..n {
-            let p = self.extended[k];
-            let mut options = [[0i32; 3]; 3];
-            let mut counts = [1usize; 3];
-            for a in 0..3 {
-                if !domain.periodic[a] {
+        let origin = domain.origin.map(T::to_f64);
+        let near_faces = |p: &[T; 3]| -> u32 {
+            let near = |a: usize| {
+                u32::from(domain.periodic[a] && p[a].to_f64() - origin[a] <= margin) << a
+            };
+            near(0) | near(1) | near(2)
+        };
+        self.ghost_starts.clear();
+        self.ghost_starts.resize(n + 1, 0);
+        self.ghost_starts[..n]
+            .par_iter_mut()
+            .zip(self.extended[..n].par_iter())
+            .with_min_len(4096)
+            .for_each(|(count, p)| *count = (1 << near_faces(p).count_ones()) - 1);
+        let total = exclusive_scan(&mut self.ghost_starts[..n], &mut self.scan) as usize;
+        self.ghost_starts[n] = total as u32;
+        crate::columns::check_count(n + total)?;
+        self.extended.resize(n + total, [T::default(); 3]);
+        self.ghosts.resize(total, (0, [0; 3]));
+        let (points, ghost_points) = self.extended.split_at_mut(n);
+        let ghost_points = DisjointSlice::new(ghost_points);
+        let ghosts = DisjointSlice::new(&mut self.ghosts);
+        let starts = &self.ghost_starts;
+        (0..n).into_par_iter().with_min_len(4096).for_each(|k| {
+            let near = near_faces(&points[k]);
+            if near == 0 {
+                // Most points are near no lower face.
+                return;
+            }
+            let mut at = starts[k] as usize;
+            for axes in 1u32..8 {
+                if axes & !near != 0 {
                     continue;
                 }
-                let low = p[a].to_f64() - domain.origin[a].to_f64();
-                let high = (domain.origin[a] + domain.lengths[a]).to_f64() - p[a].to_f64();
-                if low <= margin {
-                    options[a][counts[a]] = 1;
-                    counts[a] += 1;
+                let shift: [i32; 3] = std::array::from_fn(|a| ((axes >> a) & 1) as i32);
+                // SAFETY: point k owns ghost slots starts[k]..starts[k + 1] (the prefix sum of
+                // the counts just made with the same `near_faces`), which lie below `total`.
+                unsafe {
+                    ghost_points.write(at, domain.shifted(points[k], shift));
+                    ghosts.write(at, (k as u32, shift));
                 }
-                if high <= margin {
-                    options[a][counts[a]] = -1;
-                    counts[a] += 1;
-                }
+                at += 1;
             }
-            for x in 0..counts[0] {
-                for y in 0..counts[1] {
-                    for z in 0..counts[2] {
-                        let shift = [options[0][x], options[1][y], options[2][z]];
-                        if shift == [0; 3] {
-                            continue;
-                        }
-                        self.extended.push(domain.shifted(p, shift));
-                        self.ghosts.push((k as u32, shift));
-                    }
-                }
-            }
-        }
+            debug_assert_eq!(at, starts[k + 1] as usize);
+        });
         self.grid.build(&self.extended)
     }
 
@@ -257,48 +313,106 @@ impl<T: Real> PeriodicSearch<T> {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         self.grid.pairs(&mut list);
         out.clear();
-        let n = self.len as u32;
         for &[a, b] in list.pairs() {
-            // `a < b`, so a ghost pair has its ghost in `b`; two ghosts are dropped.
-            if a >= n {
+            let (sa, sb) = (self.shift_of(a), self.shift_of(b));
+            if !canonical(sa, sb) {
+                // A copy of a pair that is also found with neither member shifted on that axis.
                 continue;
             }
-            let (j, internal) = if b < n {
-                (b, [0; 3])
+            let (oa, ob) = (self.original(a), self.original(b));
+            debug_assert_ne!(oa, ob, "two images of one point within the radius");
+            // The image of `b`'s wrapped point near `a`'s is shifted by `sb - sa`.
+            let (i, j, internal): (u32, u32, [i32; 3]) = if oa < ob {
+                (oa, ob, std::array::from_fn(|k| sb[k] - sa[k]))
             } else {
-                self.ghosts[(b - n) as usize]
+                (ob, oa, std::array::from_fn(|k| sa[k] - sb[k]))
             };
-            if b >= n && a >= j {
-                // The same pair is found from the side of `j`'s original and `a`'s ghost.
-                continue;
-            }
-            // The shift for the caller's positions: x_j + s L - x_a with x = w - wrap L.
-            let (wa, wj) = (self.wraps[a as usize], self.wraps[j as usize]);
-            let shift = std::array::from_fn(|k| internal[k] + wj[k] - wa[k]);
-            out.push(PeriodicPair { i: a, j, shift });
+            // The shift for the caller's positions: x_j + s L - x_i with x = w - wrap L.
+            let wrap = |k: u32| self.wraps.get(k as usize).copied().unwrap_or([0; 3]);
+            let (wi, wj) = (wrap(i), wrap(j));
+            let shift = std::array::from_fn(|k| internal[k] + wj[k] - wi[k]);
+            out.push(PeriodicPair { i, j, shift });
+        }
+    }
+
+    /// The shift of a point (none) or ghost of the extended set.
+    #[inline]
+    fn shift_of(&self, e: u32) -> [i32; 3] {
+        match (e as usize).checked_sub(self.len) {
+            Some(g) => self.ghosts[g].1,
+            None => [0; 3],
+        }
+    }
+
+    /// The original point of a point or ghost of the extended set.
+    #[inline]
+    fn original(&self, e: u32) -> u32 {
+        match (e as usize).checked_sub(self.len) {
+            Some(g) => self.ghosts[g].0,
+            None => e,
         }
     }
 
     /// Per-point neighbour lists (indices only, both directions, ascending).
     ///
-    /// The grid gathers the lists of the real points against points and ghosts in one pass
-    /// (ghost lists are never made); a ghost entry is then replaced by its original point,
-    /// and a list that had any is sorted again. A minimum-image neighbour appears once, as
-    /// the point itself or as one of its ghosts, because the box is longer than `2 r`.
+    /// The grid gathers the lists of every point and ghost in one pass; a point's list is
+    /// then its own list plus the canonical entries of its ghosts' lists, each mapped to its
+    /// original point and sorted where a ghost took part.
     pub fn neighbor_lists(&self, lists: &mut NeighborLists<T>) {
-        self.grid.leading_lists(self.len, lists, false);
-        let n = self.len as u32;
-        let ghosts = &self.ghosts;
-        lists.for_each_list_mut(|list| {
-            // Ghosts are numbered after the real points, so they end the ascending list.
-            let real = list.partition_point(|&e| e < n);
-            if real == list.len() {
-                return;
+        let mut extended = self
+            .extended_lists
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.grid
+            .leading_lists(self.extended.len(), &mut extended, false);
+        let extended = &*extended;
+        let n = self.len;
+        let ghosts_of = |i: usize| {
+            let (lo, hi) = (self.ghost_starts[i], self.ghost_starts[i + 1]);
+            (lo..hi).map(move |g| (n as u32 + g, self.ghosts[g as usize].1))
+        };
+        let count = |i: usize| {
+            let mut count = extended.neighbors(i).len();
+            for (e, shift) in ghosts_of(i) {
+                count += extended
+                    .neighbors(e as usize)
+                    .iter()
+                    .filter(|&&f| canonical(shift, self.shift_of(f)))
+                    .count();
             }
-            for entry in &mut list[real..] {
-                *entry = ghosts[(*entry - n) as usize].0;
+            count
+        };
+        let fill = |i: usize, out: &mut [u32]| {
+            let own = extended.neighbors(i);
+            let mut at = own.len();
+            out[..at].copy_from_slice(own);
+            // Ghost entries end the ascending list (they are numbered after the points).
+            let mut mixed = false;
+            for entry in out[own.partition_point(|&f| (f as usize) < n)..at].iter_mut() {
+                *entry = self.original(*entry);
+                mixed = true;
             }
-            list.sort_unstable();
-        });
+            for (e, shift) in ghosts_of(i) {
+                for &f in extended.neighbors(e as usize) {
+                    if canonical(shift, self.shift_of(f)) {
+                        out[at] = self.original(f);
+                        at += 1;
+                        mixed = true;
+                    }
+                }
+            }
+            debug_assert_eq!(at, out.len());
+            if mixed {
+                out.sort_unstable();
+            }
+        };
+        lists.assign_with(n, count, fill);
     }
+}
+
+/// Whether a pair of images with shifts `a` and `b` (components 0 or 1) is the pair's
+/// canonical representation: no axis on which both are shifted.
+#[inline]
+fn canonical(a: [i32; 3], b: [i32; 3]) -> bool {
+    (a[0] & b[0]) | (a[1] & b[1]) | (a[2] & b[2]) == 0
 }

@@ -19,8 +19,10 @@ fn oracle<T: TestReal>(points: &[[T; 3]], radius: T, domain: &PeriodicBox<T>) ->
                 for sy in range(1) {
                     for sz in range(2) {
                         let s = [sx, sy, sz];
-                        let image = domain.shifted(wrapped[j].0, s);
-                        if T::distance_squared(wrapped[i].0, image) <= radius * radius {
+                        // The documented rule: per axis, the point below is moved up by L.
+                        let a = domain.shifted(wrapped[i].0, s.map(|v| i32::from(v < 0)));
+                        let b = domain.shifted(wrapped[j].0, s.map(|v| i32::from(v > 0)));
+                        if T::distance_squared(a, b) <= radius * radius {
                             found.push(s);
                         }
                     }
@@ -184,10 +186,91 @@ fn bad_input<T: TestReal>() {
     ));
 }
 
+/// Pairs across a face at a few units in the last place around the radius, where moving
+/// one point up by `L` and the other down by `L` round differently: the lists must still be
+/// symmetric, and numbering the points backwards must give the same pairs.
+fn symmetric_at_the_radius_across_faces<T: TestReal>() {
+    let length = 7.3;
+    let domain = PeriodicBox {
+        origin: [T::from_f64(0.0); 3],
+        lengths: [T::from_f64(length); 3],
+        periodic: [true, false, false],
+    };
+    let radius = T::from_f64(1.0);
+    let mut rng = SplitMix64::new(17);
+    let mut points = Vec::new();
+    // Pairs on a 2.5-spaced lattice in y and z (open axes), so pairs do not interact.
+    for slot in 0..24 * 24 {
+        let (y, z) = (2.5 * (slot % 24) as f64, 2.5 * (slot / 24) as f64);
+        let a = rng.range(0.05, 0.95);
+        let high = T::from_f64(length - a);
+        let mut low = T::from_f64(1.0 - a);
+        for _ in 0..(slot % 7) {
+            low = low.next_up();
+        }
+        for _ in 0..(slot % 5) {
+            low = low.next_down();
+        }
+        points.push([high, T::from_f64(y), T::from_f64(z)]);
+        points.push([low, T::from_f64(y), T::from_f64(z)]);
+    }
+    let n = points.len();
+    let mut search = PeriodicSearch::new(radius, domain).unwrap();
+    search.build(&points).unwrap();
+    let mut lists = NeighborLists::default();
+    search.neighbor_lists(&mut lists);
+    let mut pairs = Vec::new();
+    search.pairs(&mut pairs);
+    assert!(
+        pairs.len() > 100 && pairs.len() < n / 2,
+        "{} pairs",
+        pairs.len()
+    );
+    for i in 0..n {
+        for &j in lists.neighbors(i) {
+            assert!(
+                lists.neighbors(j as usize).contains(&(i as u32)),
+                "{}: {j} is in the list of {i} but not {i} in that of {j}",
+                T::NAME
+            );
+        }
+    }
+    let mut from_lists: Vec<[u32; 2]> = (0..n)
+        .flat_map(|i| {
+            lists
+                .neighbors(i)
+                .iter()
+                .filter(move |&&j| j as usize > i)
+                .map(move |&j| [i as u32, j])
+        })
+        .collect();
+    let mut plain: Vec<[u32; 2]> = pairs.iter().map(|p| [p.i, p.j]).collect();
+    from_lists.sort_unstable();
+    plain.sort_unstable();
+    assert_eq!(from_lists, plain, "{}: lists and pairs", T::NAME);
+
+    let backwards: Vec<[T; 3]> = points.iter().rev().copied().collect();
+    search.build(&backwards).unwrap();
+    let mut again = Vec::new();
+    search.pairs(&mut again);
+    let mut mapped: Vec<PeriodicPair> = again
+        .iter()
+        .map(|p| PeriodicPair {
+            i: (n - 1) as u32 - p.j,
+            j: (n - 1) as u32 - p.i,
+            shift: p.shift.map(|s| -s),
+        })
+        .collect();
+    mapped.sort_unstable();
+    pairs.sort_unstable();
+    assert_eq!(mapped, pairs, "{}: numbered backwards", T::NAME);
+}
+
 for_both_precisions!(
     fully_periodic,
     mixed_axes,
     lattice_on_faces,
     narrow_box,
-    bad_input
+    bad_input,
+    symmetric_at_the_radius_across_faces
 );
