@@ -416,22 +416,9 @@ impl<T: Real> Grid<T> {
     }
 
     fn self_lists(&self, out: &mut NeighborLists<T>, with_distances: bool) {
-        self.leading_lists(self.len(), out, with_distances);
-    }
-
-    /// The neighbour lists of the points numbered `0..first` (the caller's numbering) against
-    /// the whole set, excluding the point itself; `out` holds `first` lists. Periodic search
-    /// uses it for the real points of a set extended by ghost images numbered after them.
-    pub(crate) fn leading_lists(
-        &self,
-        first: usize,
-        out: &mut NeighborLists<T>,
-        with_distances: bool,
-    ) {
-        debug_assert!(first <= self.len());
         match self.kernel {
-            Kernel::Simd => self.self_lists_with::<SimdKernel>(first, out, with_distances),
-            Kernel::Scalar => self.self_lists_with::<ScalarKernel>(first, out, with_distances),
+            Kernel::Simd => self.self_lists_with::<SimdKernel>(out, with_distances),
+            Kernel::Scalar => self.self_lists_with::<ScalarKernel>(out, with_distances),
         }
     }
 
@@ -464,14 +451,10 @@ impl<T: Real> Grid<T> {
         }
     }
 
-    fn self_lists_with<K: MaskKernel>(
-        &self,
-        first: usize,
-        out: &mut NeighborLists<T>,
-        with_distances: bool,
-    ) {
+    fn self_lists_with<K: MaskKernel>(&self, out: &mut NeighborLists<T>, with_distances: bool) {
+        let n = self.len();
         let parts = self.units.len();
-        out.reset(first, parts, with_distances);
+        out.reset(n, parts, with_distances);
         let Some(table) = self.table.as_ref() else {
             out.clear_entries();
             return;
@@ -486,14 +469,9 @@ impl<T: Real> Grid<T> {
                     mapped.len = 0;
                     for j in 0..batch.len {
                         let p = batch.slots[j];
-                        let slot = self.order[p] as usize;
-                        if slot < first {
-                            mapped.push(batch.points[j], slot, p as u32);
-                        }
+                        mapped.push(batch.points[j], self.order[p] as usize, p as u32);
                     }
-                    if mapped.len > 0 {
-                        gather_batch::<T, K>(self, ranges, &mapped, part, with_distances);
-                    }
+                    gather_batch::<T, K>(self, ranges, &mapped, part, with_distances);
                 });
             });
         out.assemble(parts);

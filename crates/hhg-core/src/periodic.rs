@@ -363,8 +363,7 @@ impl<T: Real> PeriodicSearch<T> {
             .extended_lists
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        self.grid
-            .leading_lists(self.extended.len(), &mut extended, false);
+        self.grid.neighbor_lists(&mut extended);
         let extended = &*extended;
         let n = self.len;
         let ghosts_of = |i: usize| {
