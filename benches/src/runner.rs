@@ -260,7 +260,7 @@ impl Default for SceneRun {
         Self {
             scenes: Scene::ALL.to_vec(),
             sizes: DEFAULT_SIZES.to_vec(),
-            engines: Engine::ALL.to_vec(),
+            engines: Engine::QUICK.to_vec(),
             threads: default_threads(),
             reps: None,
             seed: DEFAULT_SEED,

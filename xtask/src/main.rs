@@ -16,15 +16,17 @@ cargo xtask: project automation for hhg
 
 USAGE:
     cargo xtask bench [--portable] [--lto] [ARGS...]
-        Builds hhg-bench with the cargo profile `bench-fast` (release optimisations, no LTO:
-        about two minutes from a cold start on two cores) and RUSTFLAGS=\"-C target-cpu=native\"
-        (added to any RUSTFLAGS already set) into target/native and runs it with ARGS; the
-        report records the flags and the profile (HHG_BENCH_RUSTFLAGS, HHG_BENCH_PROFILE).
-        With --lto, builds with the `release` profile (fat LTO, one codegen unit: about ten
-        more minutes of build, measured no faster here). With --portable, builds without
-        target-cpu=native into target/portable instead. A set CARGO_TARGET_DIR replaces target/ as the parent of
-        native/ and portable/. Results go to target/bench/<timestamp>/ (results.json,
-        report.md, SVG plots) and the latest results.json and report.md to target/bench/.
+        Builds hhg-bench with the cargo profile `bench-fast` (release optimisations, no LTO)
+        and RUSTFLAGS=\"-C target-cpu=native\" (added to any RUSTFLAGS already set) into
+        target/native and runs it with ARGS; the report records the flags and the profile
+        (HHG_BENCH_RUSTFLAGS, HHG_BENCH_PROFILE). The quick default leaves out the parry3d
+        peer (half of a cold build); --full, or an argument naming parry or the broadphase
+        suite, builds it in. With --lto, builds with the `release` profile (fat LTO, one
+        codegen unit: about ten more minutes of build, measured no faster here). With
+        --portable, builds without target-cpu=native into target/portable instead. A set
+        CARGO_TARGET_DIR replaces target/ as the parent of native/ and portable/. Results go
+        to target/bench/<timestamp>/ (results.json, report.md, SVG plots) and the latest
+        results.json and report.md to target/bench/.
         The build and the run are timed separately (the report records the build time).
         The exit code is hhg-bench's: non-zero when engines disagree.
         `cargo xtask bench --help` lists hhg-bench's own options: `--full` for the whole
@@ -53,6 +55,9 @@ struct BenchPlan {
     profile: &'static str,
     /// The RUSTFLAGS for the build, also handed to the binary as HHG_BENCH_RUSTFLAGS.
     rustflags: String,
+    /// Whether to build the bench's `parry` feature (the parry3d BVH peer), which about doubles
+    /// a cold build: for `--full`, and when an argument names parry or the broad-phase suite.
+    with_parry: bool,
     /// The arguments for hhg-bench.
     forwarded: Vec<OsString>,
 }
@@ -65,6 +70,10 @@ fn plan_bench(args: Vec<OsString>, existing_rustflags: Option<&str>) -> BenchPla
         .into_iter()
         .filter(|a| a != "--portable" && a != "--lto")
         .collect();
+    let with_parry = forwarded.iter().any(|a| {
+        let a = a.to_string_lossy();
+        a == "--full" || a.contains("parry") || a.contains("broadphase")
+    });
     let existing = existing_rustflags.unwrap_or("").trim();
     let rustflags = if portable {
         existing.to_owned()
@@ -77,6 +86,7 @@ fn plan_bench(args: Vec<OsString>, existing_rustflags: Option<&str>) -> BenchPla
         target_subdir: if portable { "portable" } else { "native" },
         profile: if lto { LTO_PROFILE } else { FAST_PROFILE },
         rustflags,
+        with_parry,
         forwarded,
     }
 }
@@ -109,7 +119,11 @@ fn build_command(plan: &BenchPlan, root: &Path, target: &Path, cargo: OsString) 
     command
         .arg("build")
         .args(["--profile", plan.profile])
-        .args(["--package", "hhg-benches", "--bin", "hhg-bench"])
+        .args(["--package", "hhg-benches", "--bin", "hhg-bench"]);
+    if !plan.with_parry {
+        command.arg("--no-default-features");
+    }
+    command
         .arg("--manifest-path")
         .arg(root.join("Cargo.toml"))
         .arg("--target-dir")
@@ -160,9 +174,14 @@ fn bench(args: Vec<OsString>) -> ExitCode {
     let root = workspace_root();
     let target = target_root(&root, std::env::var_os("CARGO_TARGET_DIR"));
     eprintln!(
-        "xtask: building hhg-bench (profile {}, RUSTFLAGS=\"{}\", {})",
+        "xtask: building hhg-bench (profile {}, RUSTFLAGS=\"{}\", {}, {})",
         plan.profile,
         plan.rustflags,
+        if plan.with_parry {
+            "with the parry peer"
+        } else {
+            "without the parry peer: --full or --engine parry adds it"
+        },
         target.join(plan.target_subdir).display()
     );
     let started = Instant::now();
@@ -237,9 +256,14 @@ mod tests {
         assert_eq!(plan.rustflags, "-C target-cpu=native");
         assert_eq!(plan.forwarded, args(&["--max-n", "100000"]));
 
+        assert!(!plan.with_parry);
+
         let plan = plan_bench(args(&["--lto", "--full"]), None);
         assert_eq!(plan.profile, "release");
         assert_eq!(plan.forwarded, args(&["--full"]));
+        assert!(plan.with_parry);
+        assert!(plan_bench(args(&["--engine=sap,parry"]), None).with_parry);
+        assert!(plan_bench(args(&["--suite", "broadphase"]), None).with_parry);
 
         let plan = plan_bench(vec![], Some("-C debuginfo=1 "));
         assert_eq!(plan.rustflags, "-C debuginfo=1 -C target-cpu=native");
@@ -275,6 +299,14 @@ mod tests {
                 .any(|w| w[0] == "--bin" && w[1] == "hhg-bench")
         );
         assert_eq!(argv[0], "build");
+        assert!(argv.iter().any(|a| a == "--no-default-features"));
+        let full = build_command(
+            &plan_bench(args(&["--full"]), None),
+            root,
+            &target,
+            OsString::from("cargo"),
+        );
+        assert!(!full.get_args().any(|a| a == "--no-default-features"));
         assert!(
             argv.windows(2)
                 .any(|w| w[0] == "--profile" && w[1] == "bench-fast")

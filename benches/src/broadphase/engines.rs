@@ -17,6 +17,7 @@ use std::str::FromStr;
 use crate::broadphase::PairListStats;
 use crate::broadphase::brute::{self, BRUTE_MAX_N};
 use crate::broadphase::hhg::{HhgBroadPhase, HhgScene};
+#[cfg(feature = "parry")]
 use crate::broadphase::parry::ParryBvh;
 use crate::broadphase::sap::SweepAndPrune;
 use crate::broadphase::scenario::{BroadScene, Scenario};
@@ -28,7 +29,7 @@ pub enum BroadEngine {
     Hhg,
     /// Terdiman's sort-and-sweep box pruning with an 8-lane SIMD inner test ([`crate::broadphase::sap`]).
     Sap,
-    /// parry3d's dynamic BVH ([`crate::broadphase::parry`]).
+    /// parry3d's dynamic BVH (`crate::broadphase::parry`, built with the `parry` feature).
     Parry,
     /// All pairs, O(n^2); only up to [`BRUTE_MAX_N`] boxes.
     Brute,
@@ -53,6 +54,26 @@ impl BroadEngine {
         }
     }
 
+    /// Whether this build of the bench holds the engine: parry3d only comes with the `parry`
+    /// feature, which `cargo xtask bench` turns on for `--full` and `--engine parry` (it about
+    /// doubles a cold build).
+    pub fn built(self) -> bool {
+        self != BroadEngine::Parry || cfg!(feature = "parry")
+    }
+
+    /// The engines this build holds, in the order of [`BroadEngine::ALL`].
+    pub fn all_built() -> Vec<BroadEngine> {
+        BroadEngine::ALL.into_iter().filter(|e| e.built()).collect()
+    }
+
+    /// The error for an engine this build does not hold.
+    pub fn not_built_message(self) -> String {
+        format!(
+            "{self} is not in this build of hhg-bench: it needs the `parry` feature, which \
+             `cargo xtask bench --full` and `cargo xtask bench --engine parry` turn on"
+        )
+    }
+
     /// Whether the engine is willing to run on `n` boxes.
     pub fn accepts(self, n: usize) -> bool {
         self != BroadEngine::Brute || n <= BRUTE_MAX_N
@@ -60,6 +81,9 @@ impl BroadEngine {
 
     /// Whether the engine can run `scene`, and if not, why.
     pub fn takes(self, scene: BroadScene) -> Result<(), String> {
+        if !self.built() {
+            return Err(self.not_built_message());
+        }
         if self == BroadEngine::Parry && scene.has_infinite_boxes() {
             return Err(format!(
                 "parry skips `{scene}`: its BVH takes finite boxes only (the scene has infinite slabs)"
@@ -68,15 +92,19 @@ impl BroadEngine {
         Ok(())
     }
 
-    /// A fresh, empty state of this engine for `scene`.
-    pub fn state(self, scene: BroadScene) -> BroadState {
-        match self {
+    /// A fresh, empty state of this engine for `scene`, or why the engine cannot run it.
+    pub fn state(self, scene: BroadScene) -> Result<BroadState, String> {
+        self.takes(scene)?;
+        Ok(match self {
             BroadEngine::Hhg if scene.has_statics() => BroadState::HhgScene(Box::default()),
             BroadEngine::Hhg => BroadState::Hhg(Box::default()),
             BroadEngine::Sap => BroadState::Sap(Box::default()),
+            #[cfg(feature = "parry")]
             BroadEngine::Parry => BroadState::Parry(Box::default()),
+            #[cfg(not(feature = "parry"))]
+            BroadEngine::Parry => return Err(self.not_built_message()),
             BroadEngine::Brute => BroadState::Brute,
-        }
+        })
     }
 
     /// The priority as the reference of a comparison: brute force, then the simplest peer.
@@ -118,6 +146,7 @@ pub enum BroadState {
     /// The sort-and-sweep buffers.
     Sap(Box<SweepAndPrune>),
     /// parry's tree and update buffers.
+    #[cfg(feature = "parry")]
     Parry(Box<ParryBvh>),
     /// Brute force keeps nothing.
     Brute,
@@ -133,10 +162,13 @@ impl BroadState {
             BroadState::HhgScene(hhg) if first => hhg.setup(boxes, scenario.statics())?,
             BroadState::HhgScene(hhg) => hhg.update(boxes, scenario.moving())?,
             BroadState::Sap(sap) => sap.update(boxes),
+            #[cfg(feature = "parry")]
             BroadState::Parry(parry) if first => parry.setup(boxes),
+            #[cfg(feature = "parry")]
             BroadState::Parry(parry) if scenario.moving().len() < boxes.len() => {
                 parry.update_subset(boxes, scenario.moving());
             }
+            #[cfg(feature = "parry")]
             BroadState::Parry(parry) => parry.update(boxes),
             BroadState::Brute => {}
         }
@@ -151,6 +183,7 @@ impl BroadState {
             BroadState::Hhg(hhg) => hhg.pairs(out),
             BroadState::HhgScene(hhg) => return hhg.pairs(out),
             BroadState::Sap(sap) => sap.pairs(out),
+            #[cfg(feature = "parry")]
             BroadState::Parry(parry) => parry.pairs(boxes, out),
             BroadState::Brute => brute::all_pairs(boxes, out),
         }
@@ -167,6 +200,7 @@ impl BroadState {
             BroadState::Hhg(hhg) => hhg.heap_bytes(),
             BroadState::HhgScene(hhg) => hhg.heap_bytes(),
             BroadState::Sap(sap) => sap.heap_bytes(),
+            #[cfg(feature = "parry")]
             BroadState::Parry(parry) => parry.heap_bytes(),
             BroadState::Brute => 0,
         }
@@ -201,7 +235,8 @@ mod tests {
                 .iter()
                 .map(|_| Scenario::generate(scene, 2500, 77))
                 .collect();
-            let mut states: Vec<BroadState> = engines.iter().map(|e| e.state(scene)).collect();
+            let mut states: Vec<BroadState> =
+                engines.iter().map(|e| e.state(scene).unwrap()).collect();
             let mut out = Vec::new();
             for step in 0..4 {
                 let mut stats = Vec::new();

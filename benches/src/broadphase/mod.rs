@@ -9,6 +9,7 @@
 pub mod brute;
 pub mod engines;
 pub mod hhg;
+#[cfg(feature = "parry")]
 pub mod parry;
 pub mod report;
 pub mod runner;
