@@ -13,7 +13,8 @@ use crate::error::Error;
 use crate::geometry::{CellTable, Kernel, Points, first_non_finite};
 use crate::grid::{Grid, Ranges};
 use crate::kernel::{
-    BATCH, MaskKernel, ScalarKernel, SimdKernel, for_each_hit, gather_point, scan_batch,
+    BATCH, GATHER_GROUP, MaskKernel, ScalarKernel, SimdKernel, for_each_hit, gather_many,
+    gather_point, scan_batch,
 };
 use crate::parallel::{DisjointSlice, exclusive_scan};
 use crate::real::{LANES, Real};
@@ -338,7 +339,41 @@ fn gather_batch<T: Real, K: MaskKernel>(
     // Each row holds every candidate plus one block of slack, and at least a whole sorting
     // network's width so that lists sort in place.
     let row = (candidates + LANES).max(NETWORK_MAX);
-    for j in 0..batch.len {
+    let mut j = 0;
+    if !with_distances {
+        while j + GATHER_GROUP <= batch.len {
+            let at = part.filled;
+            part.reserve_entries(at + GATHER_GROUP * row, false);
+            // SAFETY: as in the loop below, for every row.
+            let lens = unsafe {
+                gather_many::<T, K, true, GATHER_GROUP>(
+                    columns,
+                    &grid.order[..],
+                    std::array::from_fn(|k| batch.points[j + k]),
+                    grid.r2,
+                    ranges.as_slice(),
+                    std::array::from_fn(|k| batch.itself[j + k]),
+                    &mut part.entries[at..at + GATHER_GROUP * row],
+                )
+            };
+            let mut to = at;
+            for (k, &len) in lens.iter().enumerate() {
+                let from = at + k * row;
+                if !part.entries[from..from + len].is_sorted() {
+                    sort_padded(&mut part.entries[from..from + row], len);
+                }
+                if from != to {
+                    part.entries.copy_within(from..from + len, to);
+                }
+                part.slots.push(batch.slots[j + k] as u32);
+                part.lens.push(len as u32);
+                to += len;
+            }
+            part.filled = to;
+            j += GATHER_GROUP;
+        }
+    }
+    for j in j..batch.len {
         let at = part.filled;
         part.reserve_entries(at + row, with_distances);
         // SAFETY: the ranges come from this grid's bucket starts (below its point count),
