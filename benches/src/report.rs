@@ -1033,6 +1033,12 @@ fn particle_section(out: &mut String, records: &[Record]) {
          float32 predicate (in numpy, inside the query time) and report unique pairs; vesin, \
          scipy and matscipy use one thread.\n\n",
     );
+    if !records.iter().any(|r| r.engine == Engine::Rstar) {
+        out.push_str(
+            "rstar did not run: the quick default leaves the R*-tree out (it is two to three \
+             times slower than kiddo on every scene); `--full` and `--engine rstar` run it.\n\n",
+        );
+    }
     out.push_str(
         "Scenes: `uniform`, points uniform in a cube at a density of 40 expected neighbours \
          within radius 1 (fewer near the faces); `dambreak`, an SPH fluid block (1 : 2 : 1) on \

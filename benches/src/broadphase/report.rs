@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use crate::broadphase::engines::BroadEngine;
 use crate::broadphase::runner::BroadRecord;
 use crate::broadphase::scenario::{
     EDGE_MAX, EDGE_MIN, HUGE_FINITE, HUGE_INFINITE, LONG_EDGE, MAX_STEP_FRACTION,
@@ -195,9 +196,16 @@ pub fn markdown_section(records: &[BroadRecord], problems: &[String]) -> String 
          excluded, as each engine counts it (parry's private workspace is not counted); `peak` \
          is the most heap the whole run held at once above what was in use before it \
          (scenario, structure and pairs), measured by the bench's counting allocator. `vs hhg` \
-         is hhg's step time over the engine's (below 1: slower than hhg). `agree` compares the pair count and checksum of every step, setup included, \
-         with the reference (brute force where it ran, else sap).\n\n",
+         is hhg's step time over the engine's (below 1: slower than hhg). `agree` compares the \
+         pair count and checksum of every step, setup included, with the reference (brute force where it ran, else sap).\n\n",
     );
+    if !BroadEngine::Parry.built() {
+        out.push_str(
+            "parry did not run: this build of the bench leaves parry3d out (the quick default \
+             does, to halve a cold build); `cargo xtask bench --full`, `--engine parry` or \
+             `--suite broadphase` builds it in.\n\n",
+        );
+    }
     if problems.is_empty() {
         out.push_str("All broad-phase engines agree on every step.\n\n");
     } else {
