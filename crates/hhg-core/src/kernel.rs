@@ -117,16 +117,10 @@ unsafe fn lanes_unchecked<T: Real>(columns: [&[T]; 3], base: usize) -> [&[T; 8];
 
 /// Gathers the candidates of `ranges` within `sqrt(r2)` of `p` into `out` (in range order,
 /// ascending within each range), skipping sorted position `itself`, and returns how many
-/// were written. With `IDS`, each hit is written as `ids[position]` (the caller's index,
-/// permuted out of one 8-lane load of `ids`); without, as its sorted position (`ids` unused).
-///
-/// This is the hot loop of the neighbour lists: per block of 8 candidates, three loads, the
-/// distance mask, and a branch-free lookup-table compress straight into `out`.
+/// were written: [`gather_many`] for one point.
 ///
 /// # Safety
-/// `columns` are padded `PointColumns`, `ids` (with `IDS`) is padded by `LANES` past the
-/// point count, every range lies below the point count, and
-/// `out.len() >= total candidates of ranges + LANES`.
+/// As for [`gather_many`], with `out` the one row.
 #[inline(always)]
 pub(crate) unsafe fn gather_point<T: Real, K: MaskKernel, const IDS: bool>(
     columns: [&[T]; 3],
@@ -137,62 +131,10 @@ pub(crate) unsafe fn gather_point<T: Real, K: MaskKernel, const IDS: bool>(
     itself: u32,
     out: &mut [u32],
 ) -> usize {
-    let mut cursor = 0usize;
-    // Tests the block at `base`, keeps the lanes of `keep`, and appends the hits.
-    let mut block = |base: usize, keep: u32, cursor: usize| -> usize {
-        // SAFETY: base is below the point count, and the columns are padded by LANES.
-        let [x, y, z] = unsafe { lanes_unchecked(columns, base) };
-        let mask = K::mask(p, &K::load(x, y, z), r2) & keep;
-        let lanes = u32x8::new(COMPRESS_LANES[mask as usize]);
-        let values = if IDS {
-            debug_assert!(base + LANES <= ids.len(), "ids not padded");
-            // SAFETY: the caller pads `ids` by LANES past the point count.
-            let block = unsafe { ids.as_ptr().add(base).cast::<[u32; 8]>().read_unaligned() };
-            u32x8::new(block).shuffle(lanes)
-        } else {
-            lanes + u32x8::splat(base as u32)
-        };
-        debug_assert!(cursor + LANES <= out.len(), "gather row too short");
-        // SAFETY: the caller sized `out` for every candidate plus one block of slack, and
-        // `cursor` counts hits among the candidates seen so far.
-        unsafe {
-            out.as_mut_ptr()
-                .add(cursor)
-                .cast::<[u32; 8]>()
-                .write_unaligned(values.to_array())
-        };
-        cursor + mask.count_ones() as usize
-    };
-    for &(start, end) in ranges {
-        let (start, end) = (start as usize, end as usize);
-        let all = (1u32 << LANES) - 1;
-        let tail = (end - start) % LANES;
-        let full_end = end - tail;
-        let tail_keep = (1u32 << tail) - 1;
-        let holds_itself = start <= itself as usize && (itself as usize) < end;
-        if !holds_itself {
-            let mut base = start;
-            while base < full_end {
-                cursor = block(base, all, cursor);
-                base += LANES;
-            }
-            if tail != 0 {
-                cursor = block(full_end, tail_keep, cursor);
-            }
-        } else {
-            let mut base = start;
-            while base < end {
-                let mut keep = if base < full_end { all } else { tail_keep };
-                let offset = (itself as usize).wrapping_sub(base);
-                if offset < LANES {
-                    keep &= !(1 << offset);
-                }
-                cursor = block(base, keep, cursor);
-                base += LANES;
-            }
-        }
-    }
-    cursor
+    // SAFETY: the caller upholds `gather_many`'s contract with `out` as the one row.
+    let [len] =
+        unsafe { gather_many::<T, K, IDS, 1>(columns, ids, [p], r2, ranges, [itself], out) };
+    len
 }
 
 /// How many searching points [`gather_many`] serves per load of a candidate block: two
@@ -201,12 +143,21 @@ pub(crate) unsafe fn gather_point<T: Real, K: MaskKernel, const IDS: bool>(
 /// registers of four points' coordinates and the block no longer fit beside the temporaries).
 pub(crate) const GATHER_GROUP: usize = 2;
 
-/// [`gather_point`] for `N` points that share their neighbourhood: each block of candidates
-/// is loaded once and tested against all of them. Point `k`'s hits go to row `k` of `rows`
-/// (`N` rows of `rows.len() / N` entries). Returns the counts.
+/// Gathers, for each of `N` points `p[k]` that share their neighbourhood, the candidates of
+/// `ranges` within `sqrt(r2)` of it (in range order, ascending within each range, skipping
+/// sorted position `itself[k]`) into row `k` of `rows` (`N` rows of `rows.len() / N`
+/// entries), and returns the counts. With `IDS`, each hit is written as `ids[position]`
+/// (the caller's index, permuted out of one 8-lane load of `ids`); without, as its sorted
+/// position (`ids` unused).
+///
+/// This is the hot loop of the neighbour lists: per block of 8 candidates, three loads (and
+/// one of `ids`) shared by the `N` points, then per point the distance mask and a
+/// branch-free lookup-table compress straight into its row.
 ///
 /// # Safety
-/// As for [`gather_point`], for every row.
+/// `columns` are padded `PointColumns`, `ids` (with `IDS`) is padded by `LANES` past the
+/// point count, every range lies below the point count, and every row holds at least the
+/// total candidates of `ranges` plus `LANES`.
 #[inline(always)]
 pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const N: usize>(
     columns: [&[T]; 3],
