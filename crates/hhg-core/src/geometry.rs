@@ -5,6 +5,7 @@ use rayon::prelude::*;
 use wide::{f64x4, i64x4};
 
 use crate::error::Error;
+use crate::parallel::prefetch;
 use crate::real::{LANES, Real};
 
 /// Relative margin of the cell edge over the search radius.
@@ -68,20 +69,15 @@ impl<T: Real> Points<'_, T> {
         }
     }
 
-    /// Asks the cache for point `i` ahead of its use (x86_64 only; a hint, never a fault).
-    #[cfg(target_arch = "x86_64")]
+    /// Asks the cache for point `i` ahead of its use (a hint: never reads, never faults).
     #[inline(always)]
     pub(crate) fn prefetch(&self, i: usize) {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        // SAFETY: SSE is part of every x86_64 target, and a prefetch reads nothing: it is a
-        // hint that cannot fault, whatever the address.
-        let hint = |p: *const T| unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>()) };
         match self {
-            Points::Aos(p) => hint(p[i].as_ptr()),
+            Points::Aos(p) => prefetch(p.as_ptr().wrapping_add(i)),
             Points::Soa(x, y, z) => {
-                hint(&x[i]);
-                hint(&y[i]);
-                hint(&z[i]);
+                for column in [x, y, z] {
+                    prefetch(column.as_ptr().wrapping_add(i));
+                }
             }
         }
     }

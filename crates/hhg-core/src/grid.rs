@@ -190,7 +190,6 @@ impl<T: Real> Grid<T> {
             .zip(order.par_chunks(COPY_CHUNK))
             .for_each(|(((x, y), z), order)| {
                 for (k, &i) in order.iter().enumerate() {
-                    #[cfg(target_arch = "x86_64")]
                     if let Some(&ahead) = order.get(k + PREFETCH_AHEAD) {
                         points.prefetch(ahead as usize);
                     }

@@ -16,9 +16,12 @@ use crate::kernel::{
     BATCH, GATHER_GROUP, MaskKernel, ScalarKernel, SimdKernel, for_each_hit, gather_many,
     gather_point, scan_batch,
 };
-use crate::parallel::{DisjointSlice, exclusive_scan};
+use crate::parallel::{DisjointSlice, exclusive_scan, prefetch};
 use crate::real::{LANES, Real};
 use crate::smallsort::{NETWORK_MAX, sort_padded};
+
+/// How many lists ahead the copy of lists into place asks the cache for their places.
+const SCATTER_AHEAD: usize = 8;
 
 /// Query points per work part.
 const QUERY_CHUNK: usize = 1024;
@@ -233,7 +236,10 @@ impl<T: Real> NeighborLists<T> {
         let lists = self.len();
         let offsets = DisjointSlice::new(&mut self.offsets[..lists]);
         self.parts[..parts].par_iter().for_each(|part| {
-            for (&slot, &len) in part.slots.iter().zip(&part.lens) {
+            for (k, (&slot, &len)) in part.slots.iter().zip(&part.lens).enumerate() {
+                if let Some(&later) = part.slots.get(k + 2 * SCATTER_AHEAD) {
+                    offsets.prefetch(later as usize);
+                }
                 // SAFETY: every output list is gathered by exactly one part, once, and
                 // slots are < lists.
                 unsafe { offsets.write(slot as usize, len as usize) }
@@ -276,7 +282,16 @@ impl<T: Real> NeighborLists<T> {
                 return;
             }
             let mut from = 0;
-            for (&slot, &len) in part.slots.iter().zip(&part.lens) {
+            let slots = &part.slots;
+            for (k, (&slot, &len)) in slots.iter().zip(&part.lens).enumerate() {
+                // Lists land at random places when the input is not in cell order: ask for
+                // the offset of a list further on, and for the place of one nearer.
+                if let Some(&later) = slots.get(k + 2 * SCATTER_AHEAD) {
+                    prefetch(&offsets[later as usize]);
+                }
+                if let Some(&next) = slots.get(k + SCATTER_AHEAD) {
+                    indices.prefetch(offsets[next as usize]);
+                }
                 let (to, len) = (offsets[slot as usize], len as usize);
                 // SAFETY: list `slot` owns `offsets[slot]..offsets[slot + 1]`, which is
                 // `len` long, and only this part writes it.
