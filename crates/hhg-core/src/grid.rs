@@ -189,8 +189,12 @@ impl<T: Real> Grid<T> {
             .zip(z.par_chunks_mut(COPY_CHUNK))
             .zip(order.par_chunks(COPY_CHUNK))
             .for_each(|(((x, y), z), order)| {
+                // A chunk of consecutive caller indices (input in cell order) reads its points
+                // in sequence, which the hardware prefetches by itself.
+                let (first, last) = (order[0] as usize, order[order.len() - 1] as usize);
+                let in_sequence = last.wrapping_sub(first) == order.len() - 1;
                 for (k, &i) in order.iter().enumerate() {
-                    if let Some(&ahead) = order.get(k + PREFETCH_AHEAD) {
+                    if !in_sequence && let Some(&ahead) = order.get(k + PREFETCH_AHEAD) {
                         points.prefetch(ahead as usize);
                     }
                     let p = points.get(i as usize);
