@@ -356,28 +356,6 @@ impl<T: Real> PoucholScheme<T> {
         }
     }
 
-    /// The unit's pairs in the caller's numbering, `[min, max]`, appended to `out`.
-    fn unit_pairs<K: MaskKernel>(&self, hasher: &CellHasher, u: usize, out: &mut Vec<[u32; 2]>) {
-        let order = &self.table.order;
-        self.walk_unit::<K>(hasher, self.table.units[u], &mut |p, q| {
-            let (i, j) = (order[p as usize], order[q as usize]);
-            out.push(if i < j { [i, j] } else { [j, i] });
-        });
-    }
-
-    /// Every pair, in unit order, with kernel `K`.
-    fn pairs_with<K: MaskKernel>(&self, out: &mut Vec<[u32; 2]>) {
-        let Some(hasher) = self.hasher.as_ref() else {
-            out.clear();
-            return;
-        };
-        self.parts.collect(
-            self.table.units.len(),
-            |u, part| self.unit_pairs::<K>(hasher, u, part),
-            out,
-        );
-    }
-
     /// Appends the neighbours of `point` (caller indices, unsorted) with kernel `K`.
     fn query_with<K: MaskKernel>(&self, point: [T; 3], out: &mut Vec<u32>) {
         let Some(hasher) = self.hasher.as_ref() else {

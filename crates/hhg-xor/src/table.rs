@@ -433,11 +433,41 @@ pub(crate) fn lists_from_pairs<T: Real>(
 }
 
 /// Implements [`FixedRadiusScheme`] for a table scheme of this crate (`XorScheme`,
-/// `PoucholScheme`): both keep a `table` of sorted columns, an optional `hasher`, a `kernel`
-/// choice and a `pairs_scratch`, and provide `build_table`, `pairs_with`, `walk_unit` and
-/// `query_with`; `$candidates` computes `pair_candidates` from `$this`.
+/// `PoucholScheme`), with the pair collection both share: both keep a `table` of sorted
+/// columns, an optional `hasher`, a `kernel` choice, per-unit `parts` and a `pairs_scratch`,
+/// and provide `build_table`, `walk_unit` and `query_with`; `$candidates` computes
+/// `pair_candidates` from `$this`.
 macro_rules! impl_fixed_radius_scheme {
     ($scheme:ident, $name:literal, |$this:ident| $candidates:expr) => {
+        impl<T: hhg_core::Real> $scheme<T> {
+            /// The unit's pairs in the caller's numbering, `[min, max]`, appended to `out`.
+            fn unit_pairs<K: $crate::kernel::MaskKernel>(
+                &self,
+                hasher: &$crate::hash::CellHasher,
+                u: usize,
+                out: &mut Vec<[u32; 2]>,
+            ) {
+                let order = &self.table.order;
+                self.walk_unit::<K>(hasher, self.table.units[u], &mut |p, q| {
+                    let (i, j) = (order[p as usize], order[q as usize]);
+                    out.push(if i < j { [i, j] } else { [j, i] });
+                });
+            }
+
+            /// Every pair, in unit order, with kernel `K`.
+            fn pairs_with<K: $crate::kernel::MaskKernel>(&self, out: &mut Vec<[u32; 2]>) {
+                let Some(hasher) = self.hasher.as_ref() else {
+                    out.clear();
+                    return;
+                };
+                self.parts.collect(
+                    self.table.units.len(),
+                    |u, part| self.unit_pairs::<K>(hasher, u, part),
+                    out,
+                );
+            }
+        }
+
         impl<T: hhg_core::Real> hhg_core::FixedRadiusScheme<T> for $scheme<T> {
             fn name(&self) -> &'static str {
                 $name
