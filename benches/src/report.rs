@@ -601,70 +601,45 @@ fn add_to_summary(
     }
 }
 
-/// The summary of the particle suite: each case (scene and order) at its largest size.
-pub fn particle_summary(records: &[Record]) -> Vec<SummaryRow> {
+/// One entry of a summary: case, n, engine, seconds, and whether it agreed.
+type SummaryEntry = (String, usize, &'static str, f64, bool);
+
+/// The summary rows of a suite: for each case, the entries of its largest size.
+fn summary_of<R>(records: &[R], entry: impl Fn(&R) -> SummaryEntry) -> Vec<SummaryRow> {
+    let entries: Vec<SummaryEntry> = records.iter().map(entry).collect();
     let mut rows = Vec::new();
-    for r in records {
-        let largest = records
-            .iter()
-            .filter(|o| o.case() == r.case())
-            .map(|o| o.n)
-            .max();
-        if Some(r.n) == largest {
-            let agree = r.agree != Agreement::Differs;
-            add_to_summary(
-                &mut rows,
-                r.case(),
-                r.n,
-                r.engine.name(),
-                r.total_s(),
-                agree,
-            );
+    for (case, n, engine, seconds, agree) in &entries {
+        let largest = entries.iter().filter(|o| o.0 == *case).map(|o| o.1).max();
+        if Some(*n) == largest {
+            add_to_summary(&mut rows, case.clone(), *n, engine, *seconds, *agree);
         }
     }
     rows
+}
+
+/// The summary of the particle suite: each case (scene and order) at its largest size.
+pub fn particle_summary(records: &[Record]) -> Vec<SummaryRow> {
+    summary_of(records, |r| {
+        let agree = r.agree != Agreement::Differs;
+        (r.case(), r.n, r.engine.name(), r.total_s(), agree)
+    })
 }
 
 /// The summary of the scheme suite: each scene at its largest size, build plus search.
 pub fn scheme_summary(records: &[SchemeRecord]) -> Vec<SummaryRow> {
-    let mut rows = Vec::new();
-    for r in records {
-        let largest = records
-            .iter()
-            .filter(|o| o.input == r.input)
-            .map(|o| o.n)
-            .max();
-        if Some(r.n) == largest {
-            let agree = r.agree != Agreement::Differs;
-            add_to_summary(
-                &mut rows,
-                r.input.clone(),
-                r.n,
-                r.scheme.name(),
-                r.total_s(),
-                agree,
-            );
-        }
-    }
-    rows
+    summary_of(records, |r| {
+        let agree = r.agree != Agreement::Differs;
+        (r.input.clone(), r.n, r.scheme.name(), r.total_s(), agree)
+    })
 }
 
 /// The summary of the broad-phase suite: each scene at its largest size, the median step.
 pub fn broad_summary(records: &[BroadRecord]) -> Vec<SummaryRow> {
-    let mut rows = Vec::new();
-    for r in records {
-        let largest = records
-            .iter()
-            .filter(|o| o.scene == r.scene)
-            .map(|o| o.n)
-            .max();
-        if Some(r.n) == largest {
-            let agree = r.agree != Agreement::Differs;
-            let case = r.scene.name().to_owned();
-            add_to_summary(&mut rows, case, r.n, r.engine.name(), r.step_s, agree);
-        }
-    }
-    rows
+    summary_of(records, |r| {
+        let agree = r.agree != Agreement::Differs;
+        let case = r.scene.name().to_owned();
+        (case, r.n, r.engine.name(), r.step_s, agree)
+    })
 }
 
 /// The header and cells of a summary table: case, n, one column of milliseconds per engine
