@@ -57,6 +57,8 @@ struct PartBuffer<T> {
     slots: Vec<u32>,
     /// Length of each gathered list.
     lens: Vec<u32>,
+    /// Scratch of the merge sort for lists longer than one sorting network.
+    merge: Vec<u32>,
 }
 
 impl<T: Copy + Default> PartBuffer<T> {
@@ -375,7 +377,7 @@ fn gather_batch<T: Real, K: MaskKernel>(
             for (k, &len) in lens.iter().enumerate() {
                 let from = at + k * row;
                 if !is_ascending(&part.entries[from..from + len]) {
-                    sort_padded(&mut part.entries[from..from + row], len);
+                    sort_padded(&mut part.entries[from..from + row], len, &mut part.merge);
                 }
                 if from != to {
                     part.entries.copy_within(from..from + len, to);
@@ -429,7 +431,7 @@ fn gather_batch<T: Real, K: MaskKernel>(
             }
             sort_with_distances(list, dist);
         } else if !is_ascending(list) {
-            sort_padded(&mut part.entries[at..at + row], len);
+            sort_padded(&mut part.entries[at..at + row], len, &mut part.merge);
         }
         part.slots.push(batch.slots[j] as u32);
         part.lens.push(len as u32);
