@@ -59,6 +59,10 @@ struct PartBuffer<T> {
     lens: Vec<u32>,
     /// Scratch of the merge sort for lists longer than one sorting network.
     merge: Vec<u32>,
+    /// Scratch of the sort of lists with distances: packed (index, position) keys and the
+    /// distances in their new order.
+    sort_keys: Vec<u64>,
+    sort_distances: Vec<T>,
 }
 
 impl<T: Copy + Default> PartBuffer<T> {
@@ -429,7 +433,7 @@ fn gather_batch<T: Real, K: MaskKernel>(
                 *d = T::distance_squared(batch.points[j], grid.sorted.point(*q as usize));
                 *q = order[*q as usize];
             }
-            sort_with_distances(list, dist);
+            sort_with_distances(list, dist, &mut part.sort_keys, &mut part.sort_distances);
         } else if !is_ascending(list) {
             sort_padded(&mut part.entries[at..at + row], len, &mut part.merge);
         }
@@ -448,9 +452,38 @@ fn is_ascending(list: &[u32]) -> bool {
         .fold(true, |ascending, w| ascending & (w[0] <= w[1]))
 }
 
-/// Sorts a list and its distances together by index (insertion sort: lists are short and
-/// usually sorted already; no allocation).
-fn sort_with_distances<T: Copy>(list: &mut [u32], distances: &mut [T]) {
+/// Sorts a list and its distances together by index. Short lists, and lists that already
+/// ascend (input in cell order), by insertion; others (input in random order) by sorting
+/// keys that pack each index with its position, then moving the distances through
+/// `moved`. Insertion sort alone took the lists with distances of 1M uniform points in
+/// random order from 193 ms (cell order) to 598 ms, two threads.
+fn sort_with_distances<T: Copy>(
+    list: &mut [u32],
+    distances: &mut [T],
+    keys: &mut Vec<u64>,
+    moved: &mut Vec<T>,
+) {
+    if list.len() <= 16 || is_ascending(list) {
+        insertion_sort_with_distances(list, distances);
+        return;
+    }
+    keys.clear();
+    keys.extend(
+        list.iter()
+            .enumerate()
+            .map(|(position, &index)| (u64::from(index) << 32) | position as u64),
+    );
+    keys.sort_unstable();
+    moved.clear();
+    moved.extend(keys.iter().map(|&key| distances[key as u32 as usize]));
+    for (entry, &key) in list.iter_mut().zip(keys.iter()) {
+        *entry = (key >> 32) as u32;
+    }
+    distances.copy_from_slice(moved);
+}
+
+/// Sorts a list and its distances together by index, by insertion (no allocation).
+fn insertion_sort_with_distances<T: Copy>(list: &mut [u32], distances: &mut [T]) {
     for i in 1..list.len() {
         let (key, value) = (list[i], distances[i]);
         let mut j = i;
