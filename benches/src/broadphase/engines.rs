@@ -55,8 +55,8 @@ impl BroadEngine {
     }
 
     /// Whether this build of the bench holds the engine: parry3d only comes with the `parry`
-    /// feature, which `cargo xtask bench` turns on for `--full` and `--engine parry` (it about
-    /// doubles a cold build).
+    /// feature, which `cargo xtask bench` turns on for `--full`, `--engine parry` and
+    /// `--suite broadphase` (it about doubles a cold build).
     pub fn built(self) -> bool {
         self != BroadEngine::Parry || cfg!(feature = "parry")
     }
@@ -70,7 +70,7 @@ impl BroadEngine {
     pub fn not_built_message(self) -> String {
         format!(
             "{self} is not in this build of hhg-bench: it needs the `parry` feature, which \
-             `cargo xtask bench --full` and `cargo xtask bench --engine parry` turn on"
+             `cargo xtask bench` turns on for `--full`, `--engine parry` and `--suite broadphase`"
         )
     }
 

@@ -82,6 +82,23 @@ impl<T: Copy + Default> PartBuffer<T> {
             self.distances.resize(len, T::default());
         }
     }
+
+    /// Sorts the `len` entries gathered at `entries[from..]` (in a row of `row`, room for the
+    /// sorting network) where the numbering broke their order.
+    #[inline(always)]
+    fn sort_gathered(&mut self, from: usize, len: usize, row: usize) {
+        if !is_ascending(&self.entries[from..from + len]) {
+            sort_padded(&mut self.entries[from..from + row], len, &mut self.merge);
+        }
+    }
+
+    /// Records the list of output list `slot`, whose `len` entries end the filled part.
+    #[inline(always)]
+    fn push_list(&mut self, slot: usize, len: usize) {
+        self.slots.push(slot as u32);
+        self.lens.push(len as u32);
+        self.filled += len;
+    }
 }
 
 impl<T: Real> NeighborLists<T> {
@@ -377,20 +394,14 @@ fn gather_batch<T: Real, K: MaskKernel>(
                     &mut part.entries[at..at + GATHER_GROUP * row],
                 )
             };
-            let mut to = at;
             for (k, &len) in lens.iter().enumerate() {
                 let from = at + k * row;
-                if !is_ascending(&part.entries[from..from + len]) {
-                    sort_padded(&mut part.entries[from..from + row], len, &mut part.merge);
+                part.sort_gathered(from, len, row);
+                if from != part.filled {
+                    part.entries.copy_within(from..from + len, part.filled);
                 }
-                if from != to {
-                    part.entries.copy_within(from..from + len, to);
-                }
-                part.slots.push(batch.slots[j + k] as u32);
-                part.lens.push(len as u32);
-                to += len;
+                part.push_list(batch.slots[j + k], len);
             }
-            part.filled = to;
             j += GATHER_GROUP;
         }
     }
@@ -434,12 +445,10 @@ fn gather_batch<T: Real, K: MaskKernel>(
                 *q = order[*q as usize];
             }
             sort_with_distances(list, dist, &mut part.sort_keys, &mut part.sort_distances);
-        } else if !is_ascending(list) {
-            sort_padded(&mut part.entries[at..at + row], len, &mut part.merge);
+        } else {
+            part.sort_gathered(at, len, row);
         }
-        part.slots.push(batch.slots[j] as u32);
-        part.lens.push(len as u32);
-        part.filled = at + len;
+        part.push_list(batch.slots[j], len);
     }
 }
 
