@@ -50,6 +50,13 @@ impl Ranges {
         ranges
     }
 
+    /// Tells whether every range starts at or after the end of the one before, so positions
+    /// taken range by range ascend.
+    #[inline(always)]
+    pub(crate) fn ascending(&self) -> bool {
+        self.as_slice().windows(2).all(|w| w[0].1 <= w[1].0)
+    }
+
     /// The number of candidates the ranges hold.
     #[inline(always)]
     pub(crate) fn candidates(&self) -> usize {
@@ -77,6 +84,9 @@ pub struct Grid<T: Real> {
     pub(crate) bounds: Option<Bounds>,
     pub(crate) sorted: PointColumns<T>,
     pub(crate) order: Vec<u32>,
+    /// Whether `order` is the identity: the caller gave the points in cell order (the steady
+    /// state of a solver that reorders its particles), so sorted positions are caller indices.
+    pub(crate) in_cell_order: bool,
     pub(crate) starts: Vec<u32>,
     pub(crate) units: Vec<(u32, u32)>,
     keys: Vec<u32>,
@@ -107,6 +117,7 @@ impl<T: Real> Grid<T> {
             bounds: None,
             sorted: PointColumns::default(),
             order: Vec::new(),
+            in_cell_order: false,
             starts: Vec::new(),
             units: Vec::new(),
             keys: Vec::new(),
@@ -184,11 +195,14 @@ impl<T: Real> Grid<T> {
         self.sorted.set_len(n);
         let order = &self.order[..n];
         let [x, y, z] = self.sorted.columns_mut();
-        x.par_chunks_mut(COPY_CHUNK)
+        // Each chunk tells whether it holds exactly the caller indices of its positions.
+        let in_cell_order = x
+            .par_chunks_mut(COPY_CHUNK)
             .zip(y.par_chunks_mut(COPY_CHUNK))
             .zip(z.par_chunks_mut(COPY_CHUNK))
             .zip(order.par_chunks(COPY_CHUNK))
-            .for_each(|(((x, y), z), order)| {
+            .enumerate()
+            .map(|(chunk, (((x, y), z), order))| {
                 // A chunk of consecutive caller indices (input in cell order) reads its points
                 // in sequence, which the hardware prefetches by itself.
                 let (first, last) = (order[0] as usize, order[order.len() - 1] as usize);
@@ -202,7 +216,12 @@ impl<T: Real> Grid<T> {
                     y[k] = p[1];
                     z[k] = p[2];
                 }
-            });
+                // Distinct indices from `first` to `first + len - 1` in a chunk of a
+                // permutation are those indices in some order; ascending they are in place.
+                in_sequence && first == chunk * COPY_CHUNK && order.is_sorted()
+            })
+            .reduce(|| true, |a, b| a && b);
+        self.in_cell_order = in_cell_order;
         self.table = Some(table);
         self.bounds = Some(bounds);
         self.cut_units();
@@ -215,6 +234,7 @@ impl<T: Real> Grid<T> {
         self.bounds = None;
         self.sorted.set_len(0);
         self.order.clear();
+        self.in_cell_order = false;
         self.starts.clear();
         self.units.clear();
     }

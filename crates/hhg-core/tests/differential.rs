@@ -449,6 +449,18 @@ fn check_reorder<T: TestReal>(scene: &Scene<T>) {
     grid.neighbor_lists(&mut lists);
     let mut relists = NeighborLists::default();
     regrid.neighbor_lists(&mut relists);
+    // Points in cell order take the path that skips the check and sort of each list.
+    let reordered_lists = oracle_self(&reordered, scene.radius);
+    check_lists(
+        &format!("{what}: lists in cell order"),
+        &relists,
+        &reordered_lists,
+    );
+    let mut relists_d = NeighborLists::default();
+    regrid.neighbor_lists_with_distances(&mut relists_d);
+    let label = format!("{what}: lists with distances in cell order");
+    check_lists(&label, &relists_d, &reordered_lists);
+    check_list_distances(&label, &relists_d, &reordered, &reordered);
     for k in 0..n {
         let mut mapped: Vec<u32> = relists
             .neighbors(k)
