@@ -116,11 +116,12 @@ unsafe fn lanes_unchecked<T: Real>(columns: [&[T]; 3], base: usize) -> [&[T; 8];
 }
 
 /// Gathers the candidates of `ranges` within `sqrt(r2)` of `p` into `out` (in range order,
-/// ascending within each range), skipping sorted position `itself`, and returns how many
-/// were written: [`gather_many`] for one point.
+/// ascending within each range), skipping sorted position `itself` (which only range
+/// `self_range` may hold), and returns how many were written: [`gather_many`] for one point.
 ///
 /// # Safety
 /// As for [`gather_many`], with `out` the one row.
+#[allow(clippy::too_many_arguments)] // The hot loop's inputs, all used on every block.
 #[inline(always)]
 pub(crate) unsafe fn gather_point<T: Real, K: MaskKernel, const IDS: bool>(
     columns: [&[T]; 3],
@@ -128,13 +129,25 @@ pub(crate) unsafe fn gather_point<T: Real, K: MaskKernel, const IDS: bool>(
     p: [T; 3],
     r2: T,
     ranges: &[(u32, u32)],
+    self_range: usize,
     itself: u32,
     out: &mut [u32],
 ) -> usize {
     // SAFETY: the caller upholds `gather_many`'s contract with `out` as the one row.
-    let [len] =
-        unsafe { gather_many::<T, K, IDS, 1>(columns, ids, [p], r2, ranges, [itself], out) };
+    let [len] = unsafe {
+        gather_many::<T, K, IDS, 1>(columns, ids, [p], r2, ranges, self_range, [itself], out)
+    };
     len
+}
+
+/// The index of the range of `ranges` that holds sorted position `itself`, or `usize::MAX`
+/// when none does (a query point, or no point to skip).
+#[inline(always)]
+pub(crate) fn range_holding(ranges: &[(u32, u32)], itself: u32) -> usize {
+    ranges
+        .iter()
+        .position(|&(start, end)| start <= itself && itself < end)
+        .unwrap_or(usize::MAX)
 }
 
 /// How many searching points [`gather_many`] serves per load of a candidate block: two
@@ -146,7 +159,9 @@ pub(crate) const GATHER_GROUP: usize = 2;
 /// Gathers, for each of `N` points `p[k]` that share their neighbourhood, the candidates of
 /// `ranges` within `sqrt(r2)` of it (in range order, ascending within each range, skipping
 /// sorted position `itself[k]`) into row `k` of `rows` (`N` rows of `rows.len() / N`
-/// entries), and returns the counts. With `IDS`, each hit is written as `ids[position]`
+/// entries), and returns the counts. Only range `self_range` (`usize::MAX`: none) may hold
+/// an `itself`; the others run without the per-block check (the points of a batch share
+/// one bucket, so one range holds them all). With `IDS`, each hit is written as `ids[position]`
 /// (the caller's index, permuted out of one 8-lane load of `ids`); without, as its sorted
 /// position (`ids` unused).
 ///
@@ -158,6 +173,7 @@ pub(crate) const GATHER_GROUP: usize = 2;
 /// `columns` are padded `PointColumns`, `ids` (with `IDS`) is padded by `LANES` past the
 /// point count, every range lies below the point count, and every row holds at least the
 /// total candidates of `ranges` plus `LANES`.
+#[allow(clippy::too_many_arguments)] // The hot loop's inputs, all used on every block.
 #[inline(always)]
 pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const N: usize>(
     columns: [&[T]; 3],
@@ -165,6 +181,7 @@ pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const 
     p: [[T; 3]; N],
     r2: T,
     ranges: &[(u32, u32)],
+    self_range: usize,
     itself: [u32; N],
     rows: &mut [u32],
 ) -> [usize; N] {
@@ -208,14 +225,20 @@ pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const 
             cursors[k] += mask.count_ones() as usize;
         }
     };
-    for &(start, end) in ranges {
+    for (index, &(start, end)) in ranges.iter().enumerate() {
         let (start, end) = (start as usize, end as usize);
         let all = (1u32 << LANES) - 1;
         let tail = (end - start) % LANES;
         let full_end = end - tail;
         let tail_keep = (1u32 << tail) - 1;
-        let holds = |i: u32| start <= i as usize && (i as usize) < end;
-        if !itself.iter().any(|&i| holds(i)) {
+        debug_assert!(
+            index == self_range
+                || itself
+                    .iter()
+                    .all(|&i| (i as usize) < start || (i as usize) >= end),
+            "a point to skip outside the self range"
+        );
+        if index != self_range {
             let mut base = start;
             while base < full_end {
                 block(base, [all; N], &mut cursors);

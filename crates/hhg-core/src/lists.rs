@@ -15,7 +15,7 @@ use crate::geometry::{CellTable, Kernel, Points, first_non_finite};
 use crate::grid::{Grid, Ranges};
 use crate::kernel::{
     BATCH, GATHER_GROUP, MaskKernel, ScalarKernel, SimdKernel, for_each_hit, gather_many,
-    gather_point, scan_batch,
+    gather_point, range_holding, scan_batch,
 };
 use crate::parallel::{DisjointSlice, exclusive_scan, prefetch};
 use crate::real::{LANES, Real};
@@ -382,6 +382,7 @@ fn gather_batch<T: Real, K: MaskKernel>(
     // Input in cell order numbers every point by its sorted position, so the hits of ranges
     // that ascend and do not overlap come out ascending: no check, no sort.
     let ascending = grid.in_cell_order && ranges.ascending();
+    let self_range = range_holding(ranges.as_slice(), batch.itself[0]);
     let mut j = 0;
     if !with_distances {
         while j + GATHER_GROUP <= batch.len {
@@ -395,6 +396,7 @@ fn gather_batch<T: Real, K: MaskKernel>(
                     std::array::from_fn(|k| batch.points[j + k]),
                     grid.r2,
                     ranges.as_slice(),
+                    self_range,
                     std::array::from_fn(|k| batch.itself[j + k]),
                     &mut part.entries[at..at + GATHER_GROUP * row],
                 )
@@ -427,6 +429,7 @@ fn gather_batch<T: Real, K: MaskKernel>(
                     batch.points[j],
                     grid.r2,
                     ranges.as_slice(),
+                    self_range,
                     batch.itself[j],
                     &mut part.entries[at..at + row],
                 )
@@ -437,6 +440,7 @@ fn gather_batch<T: Real, K: MaskKernel>(
                     batch.points[j],
                     grid.r2,
                     ranges.as_slice(),
+                    self_range,
                     batch.itself[j],
                     &mut part.entries[at..at + row],
                 )

@@ -188,6 +188,7 @@ impl<T: Real> Grid<T> {
                                 point,
                                 self.r2,
                                 ranges.as_slice(),
+                                usize::MAX,
                                 u32::MAX,
                                 &mut part.scratch[..row],
                             )
@@ -198,6 +199,7 @@ impl<T: Real> Grid<T> {
                                 point,
                                 self.r2,
                                 ranges.as_slice(),
+                                usize::MAX,
                                 u32::MAX,
                                 &mut part.scratch[..row],
                             )
