@@ -7,6 +7,8 @@
 //! they are hot in cache. The per-list counts then give the offsets, and each part copies its
 //! lists to their final place.
 
+mod in_order;
+
 use rayon::prelude::*;
 use wide::u32x8;
 
@@ -43,6 +45,28 @@ pub struct NeighborLists<T: Real> {
     scan: Vec<usize>,
     /// Bucket starts of the counting sort that turns pairs into lists.
     scan_starts: Vec<u32>,
+    /// Buffers of the workers of the pass for input in cell order.
+    workers: Vec<in_order::Worker<T>>,
+    /// The unit totals of that pass.
+    sequencer: SequencerCell,
+}
+
+/// The sequencer of the pass for input in cell order: scratch, so a clone starts afresh.
+#[derive(Debug, Default)]
+struct SequencerCell(std::sync::Mutex<in_order::Sequencer>);
+
+impl Clone for SequencerCell {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl std::ops::Deref for SequencerCell {
+    type Target = std::sync::Mutex<in_order::Sequencer>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 /// The lists one work part gathered, in the order it visited its searching points.
@@ -578,6 +602,11 @@ impl<T: Real> Grid<T> {
     }
 
     fn self_lists_with<K: MaskKernel>(&self, out: &mut NeighborLists<T>, with_distances: bool) {
+        // Input in cell order: each unit's lists go into place while hot (see `in_order`).
+        if let (true, Some(table)) = (self.in_cell_order, self.table.as_ref()) {
+            self.self_lists_in_order::<K>(table, out, with_distances);
+            return;
+        }
         let n = self.len();
         let parts = self.units.len();
         out.reset(n, parts, with_distances);

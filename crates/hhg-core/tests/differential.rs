@@ -514,6 +514,7 @@ for_both_precisions!(
     sparse_thin_sheet,
     large_set_sampled_oracle,
     buffers_reused_across_scenes,
+    lists_in_cell_order_reuse_buffers,
     empty_grid_clears_reused_lists,
     radius_whose_square_underflows,
     radius_whose_square_is_subnormal,
@@ -913,6 +914,71 @@ fn large_set_sampled_oracle<T: TestReal>() {
             Some((first, reference)) => {
                 assert_same_outcome(&format!("{what} vs {first}"), &outcome, reference)
             }
+        }
+    }
+}
+
+/// Points given in cell order take the pass that copies each unit's lists into place as
+/// soon as its start is known, into the room the lists kept from earlier calls. One set of
+/// lists is reused while the output starts empty, grows past its room (a sixteenth of slack),
+/// shrinks, and alternates with input in random order; on 1, 2 and 16 threads.
+fn lists_in_cell_order_reuse_buffers<T: TestReal>() {
+    let mut rng = SplitMix64::new(173);
+    let radius = T::from_f64(1.0);
+    // Each size spans several work units; 12000 then 12300 grows by less than the slack.
+    let sizes = [9000, 3000, 12000, 12300, 5000];
+    let mut grid = Grid::new(radius).unwrap();
+    // Each scene: the points in random order, the same in cell order, and their lists.
+    type OrderedScene<T> = (Vec<[T; 3]>, Vec<[T; 3]>, Vec<Vec<u32>>);
+    let scenes: Vec<OrderedScene<T>> = sizes
+        .iter()
+        .map(|&n| {
+            let random: Vec<[T; 3]> = to_real(&uniform_cube(&mut rng, n, [0.5; 3], 1.0, 30.0));
+            grid.build(&random).unwrap();
+            let mut ordered = random.clone();
+            apply_order(grid.order(), &mut ordered);
+            let expected = oracle_self(&ordered, radius);
+            (random, ordered, expected)
+        })
+        .collect();
+    for threads in THREAD_COUNTS {
+        let mut lists = NeighborLists::default();
+        for (k, (random, ordered, expected)) in scenes.iter().enumerate() {
+            let what = format!(
+                "lists in cell order ({}, {threads} threads, n = {})",
+                T::NAME,
+                ordered.len()
+            );
+            in_pool(threads, || {
+                grid.build(ordered).unwrap();
+                assert!(
+                    grid.order()
+                        .iter()
+                        .enumerate()
+                        .all(|(k, &i)| k == i as usize),
+                    "{what}: the points are not in cell order"
+                );
+                if k % 2 == 0 {
+                    grid.neighbor_lists_with_distances(&mut lists);
+                    check_list_distances(&what, &lists, ordered, ordered);
+                } else {
+                    grid.neighbor_lists(&mut lists);
+                    assert!(
+                        lists.distances_squared().is_none(),
+                        "{what}: stale distances"
+                    );
+                }
+                check_lists(&what, &lists, expected);
+                // Twice in a row: now every unit finds its room.
+                grid.neighbor_lists(&mut lists);
+                check_lists(&format!("{what}, again"), &lists, expected);
+                // The same points in random order go through the general pass.
+                grid.build(random).unwrap();
+                let mut shuffled = NeighborLists::default();
+                grid.neighbor_lists(&mut shuffled);
+                grid.neighbor_lists(&mut lists);
+                Csr::of(&lists).assert_same(&format!("{what}, random order"), &Csr::of(&shuffled));
+            });
         }
     }
 }
