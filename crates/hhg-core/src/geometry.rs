@@ -18,6 +18,11 @@ pub const CELL_MARGIN: f64 = 1e-5;
 /// The largest span, in cells, the points may cover along one axis (Schornbaum §3.2).
 pub const MAX_SPAN_CELLS: f64 = (1u64 << 30) as f64;
 
+/// `2^52 + 2^51`: the sum of this and an integer-valued `f64` of magnitude below `2^51`
+/// keeps the exponent of `2^52`, so its low mantissa bits are the integer in two's
+/// complement (the integer keys of at most `MAX_SPAN_CELLS + 3` cells per axis qualify).
+const INT_MAGIC: f64 = 6_755_399_441_055_744.0;
+
 /// A dense table is used when it needs at most this many buckets per point (and at least
 /// [`MIN_DENSE_BUCKETS`]); otherwise the table is hashed.
 const DENSE_BUCKETS_PER_POINT: usize = 4;
@@ -369,8 +374,12 @@ impl CellTable {
             for (half, key) in keys.iter_mut().enumerate() {
                 let quad: &[T; 4] = lanes[half * 4..half * 4 + 4].try_into().unwrap();
                 let scaled = (T::widen4(quad) - origin) * inv;
-                let cell = scaled.max(low).min(high).floor().round_int();
-                *key |= (cell & mask) << offset;
+                let cell = scaled.max(low).min(high).floor();
+                // The clamped cell is an integer far below 2^51 in magnitude: adding
+                // `INT_MAGIC` leaves its two's complement in the low bits of the sum, one
+                // vector add where a conversion to i64 takes four scalar ones on AVX2.
+                let bits: i64x4 = bytemuck::cast(cell + f64x4::splat(INT_MAGIC));
+                *key |= (bits & mask) << offset;
             }
             offset += self.shift[axis];
         }
