@@ -388,7 +388,8 @@ impl<T: Real> Batch<T> {
 
 /// Gathers the lists of a batch into `part`: each point's hits (without the point itself)
 /// are compressed straight to the end of the part's lists, mapped to the caller's numbering
-/// and sorted where the mapping broke the order.
+/// and sorted where the mapping broke the order; the list of `batch.slots[j]` is recorded
+/// as output list `list_of(batch.slots[j])`.
 #[inline(always)]
 fn gather_batch<T: Real, K: MaskKernel>(
     grid: &Grid<T>,
@@ -396,6 +397,7 @@ fn gather_batch<T: Real, K: MaskKernel>(
     batch: &Batch<T>,
     part: &mut PartBuffer<T>,
     with_distances: bool,
+    list_of: impl Fn(usize) -> usize,
 ) {
     let candidates = ranges.candidates();
     let columns = grid.sorted.padded();
@@ -431,7 +433,7 @@ fn gather_batch<T: Real, K: MaskKernel>(
                 if from != part.filled {
                     part.entries.copy_within(from..from + len, part.filled);
                 }
-                part.push_list(batch.slots[j + k], len);
+                part.push_list(list_of(batch.slots[j + k]), len);
             }
             j += GATHER_GROUP;
         }
@@ -483,7 +485,7 @@ fn gather_batch<T: Real, K: MaskKernel>(
         } else {
             part.sort_gathered(at, len, row, ascending);
         }
-        part.push_list(batch.slots[j], len);
+        part.push_list(list_of(batch.slots[j]), len);
     }
 }
 
@@ -619,14 +621,10 @@ impl<T: Real> Grid<T> {
             .zip(out.parts[..parts].par_iter_mut())
             .for_each(|(&unit, part)| {
                 part.clear();
-                let mut mapped = Batch::new();
                 self.walk_unit_batches(table, unit, |ranges, batch| {
-                    mapped.len = 0;
-                    for j in 0..batch.len {
-                        let p = batch.slots[j];
-                        mapped.push(batch.points[j], self.order[p] as usize, p as u32);
-                    }
-                    gather_batch::<T, K>(self, ranges, &mapped, part, with_distances);
+                    // The batch's slots are sorted positions; lists go to caller indices.
+                    let list_of = |p: usize| self.order[p] as usize;
+                    gather_batch::<T, K>(self, ranges, batch, part, with_distances, list_of);
                 });
             });
         out.assemble(parts);
@@ -774,7 +772,7 @@ impl<T: Real> Grid<T> {
                 part.clear();
                 let range = chunk * QUERY_CHUNK..((chunk + 1) * QUERY_CHUNK).min(count);
                 self.walk_searcher_batches(table, range, &searcher, |ranges, batch| {
-                    gather_batch::<T, K>(self, ranges, batch, part, with_distances);
+                    gather_batch::<T, K>(self, ranges, batch, part, with_distances, |k| k);
                 });
             });
         out.assemble(parts);

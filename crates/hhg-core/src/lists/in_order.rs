@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
-use super::{Batch, NeighborLists, PartBuffer, gather_batch};
+use super::{NeighborLists, PartBuffer, gather_batch};
 use crate::geometry::CellTable;
 use crate::grid::Grid;
 use crate::kernel::MaskKernel;
@@ -191,7 +191,6 @@ impl<T: Real> Grid<T> {
                 room,
             };
             out.workers[..workers].par_iter_mut().for_each(|worker| {
-                let mut mapped = Batch::new();
                 loop {
                     let unit = next_unit.fetch_add(1, Ordering::Relaxed);
                     if unit >= units {
@@ -201,12 +200,7 @@ impl<T: Real> Grid<T> {
                     part.clear();
                     self.walk_unit_batches(table, self.units[unit], |ranges, batch| {
                         // In cell order a point's list is its sorted position's.
-                        mapped.len = 0;
-                        for j in 0..batch.len {
-                            let p = batch.slots[j];
-                            mapped.push(batch.points[j], p, p as u32);
-                        }
-                        gather_batch::<T, K>(self, ranges, &mapped, &mut part, with_distances);
+                        gather_batch::<T, K>(self, ranges, batch, &mut part, with_distances, |p| p);
                     });
                     debug_assert!(
                         part.slots
