@@ -216,8 +216,9 @@ impl<T: Real> Grid<T> {
                     y[k] = p[1];
                     z[k] = p[2];
                 }
-                // Distinct indices from `first` to `first + len - 1` in a chunk of a
-                // permutation are those indices in some order; ascending they are in place.
+                // The indices of a permutation are distinct, so ascending indices that span
+                // exactly `len - 1` are `first..=last` in order: with `first` the chunk's own
+                // first position, the chunk is the identity.
                 in_sequence && first == chunk * COPY_CHUNK && order.is_sorted()
             })
             .reduce(|| true, |a, b| a && b);

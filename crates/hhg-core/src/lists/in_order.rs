@@ -6,8 +6,8 @@
 //! stretch of the output, right after the previous unit's. Workers claim units in ascending
 //! order; each publishes its unit's total to a [`Sequencer`], which fixes the start of every
 //! unit whose predecessors have all reported. A worker never waits: a unit whose start is
-//! not known yet stays pending in its buffer and goes out after the worker's next unit, or,
-//! for the last few, after all workers are done. The general pass instead keeps every unit's
+//! not known yet stays pending in its buffer and goes out at the worker's next flush (after
+//! its next unit), or, for the last few, after all workers are done. The general pass instead keeps every unit's
 //! lists until all are gathered and copies them from memory (~160 MB at 1M points).
 
 use std::collections::VecDeque;
@@ -46,6 +46,14 @@ pub(super) struct Sequencer {
     starts: Vec<usize>,
     /// Units `0..known` have published.
     known: usize,
+}
+
+/// Locks the sequencer. A poisoned lock (a panic elsewhere in an earlier pass) is taken over:
+/// every pass resets the sequencer before it uses it.
+fn lock(sequencer: &Mutex<Sequencer>) -> std::sync::MutexGuard<'_, Sequencer> {
+    sequencer
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Sequencer {
@@ -138,7 +146,7 @@ impl<T: Real> Worker<T> {
         first_list: impl Fn(usize) -> usize,
     ) {
         while let Some((unit, part)) = self.pending.front() {
-            let start = sequencer.lock().expect("sequencer poisoned").start(*unit);
+            let start = lock(sequencer).start(*unit);
             let Some(start) = start.filter(|&s| s >= to.base && s + part.filled <= to.room) else {
                 break;
             };
@@ -169,8 +177,14 @@ impl<T: Real> Grid<T> {
         if out.workers.len() < workers {
             out.workers.resize_with(workers, Worker::default);
         }
+        // Units left pending by a pass that panicked belong to no unit of this one.
+        for worker in &mut out.workers {
+            while let Some((_, part)) = worker.pending.pop_front() {
+                worker.free.push(part);
+            }
+        }
         let sequencer = &out.sequencer;
-        sequencer.lock().expect("sequencer poisoned").reset(units);
+        lock(sequencer).reset(units);
         let first_list = |unit: usize| self.starts[self.units[unit].0 as usize] as usize;
 
         out.indices.clear();
@@ -209,10 +223,7 @@ impl<T: Real> Grid<T> {
                             && part.slots.windows(2).all(|w| w[0] + 1 == w[1]),
                         "a unit's lists are not consecutive"
                     );
-                    sequencer
-                        .lock()
-                        .expect("sequencer poisoned")
-                        .publish(unit, part.filled);
+                    lock(sequencer).publish(unit, part.filled);
                     worker.pending.push_back((unit, part));
                     worker.flush(sequencer, &to, first_list);
                 }
@@ -223,7 +234,7 @@ impl<T: Real> Grid<T> {
                 .for_each(|worker| worker.flush(sequencer, &to, first_list));
         }
         let (total, fitted) = {
-            let sequencer = sequencer.lock().expect("sequencer poisoned");
+            let sequencer = lock(sequencer);
             let total = sequencer.starts[units];
             // The units that fit the room are a prefix: starts ascend.
             let fitted = (0..units)
@@ -237,11 +248,12 @@ impl<T: Real> Grid<T> {
             // `0..fitted` are initialized (and the distances too, when requested).
             unsafe { out.indices.set_len(fitted) };
             let wanted = total + (total >> GROWTH_SLACK_SHIFT);
-            out.indices.reserve(wanted - fitted);
+            // Exactly: `reserve` would double the capacity, twice the output's memory.
+            out.indices.reserve_exact(wanted - fitted);
             if with_distances {
                 // SAFETY: as above.
                 unsafe { out.distances.set_len(fitted) };
-                out.distances.reserve(wanted - fitted);
+                out.distances.reserve_exact(wanted - fitted);
             }
             let to = Destination {
                 indices: DisjointSlice::new(
