@@ -183,7 +183,7 @@ impl<T: Real> Grid<T> {
         };
         let table = CellTable::choose(&bounds, n, self.radius.to_f64(), points)?;
         table.keys(points, self.kernel, &mut self.keys);
-        counting_sort(
+        self.in_cell_order = counting_sort(
             &self.keys,
             table.buckets(),
             &mut self.starts,
@@ -195,14 +195,11 @@ impl<T: Real> Grid<T> {
         self.sorted.set_len(n);
         let order = &self.order[..n];
         let [x, y, z] = self.sorted.columns_mut();
-        // Each chunk tells whether it holds exactly the caller indices of its positions.
-        let in_cell_order = x
-            .par_chunks_mut(COPY_CHUNK)
+        x.par_chunks_mut(COPY_CHUNK)
             .zip(y.par_chunks_mut(COPY_CHUNK))
             .zip(z.par_chunks_mut(COPY_CHUNK))
             .zip(order.par_chunks(COPY_CHUNK))
-            .enumerate()
-            .map(|(chunk, (((x, y), z), order))| {
+            .for_each(|(((x, y), z), order)| {
                 // A chunk of consecutive caller indices (input in cell order) reads its points
                 // in sequence, which the hardware prefetches by itself.
                 let (first, last) = (order[0] as usize, order[order.len() - 1] as usize);
@@ -216,13 +213,7 @@ impl<T: Real> Grid<T> {
                     y[k] = p[1];
                     z[k] = p[2];
                 }
-                // The indices of a permutation are distinct, so ascending indices that span
-                // exactly `len - 1` are `first..=last` in order: with `first` the chunk's own
-                // first position, the chunk is the identity.
-                in_sequence && first == chunk * COPY_CHUNK && order.is_sorted()
-            })
-            .reduce(|| true, |a, b| a && b);
-        self.in_cell_order = in_cell_order;
+            });
         self.table = Some(table);
         self.bounds = Some(bounds);
         self.cut_units();

@@ -33,13 +33,16 @@ impl SortScratch {
 /// The input is cut into one part per thread; each part counts its keys, a prefix sum
 /// over (bucket, part) gives every part its write cursors, and the parts scatter in
 /// parallel. A stable sort has one result, so the output does not depend on the thread count.
+///
+/// Returns whether `order` is the identity, which it is exactly when the keys already
+/// ascend (points given in cell order).
 pub fn counting_sort(
     keys: &[u32],
     buckets: usize,
     starts: &mut Vec<u32>,
     order: &mut Vec<u32>,
     scratch: &mut SortScratch,
-) {
+) -> bool {
     let n = keys.len();
     if buckets == 0 {
         // No bucket can hold a key, so there is none: empty starts and order.
@@ -47,11 +50,11 @@ pub fn counting_sort(
         starts.clear();
         starts.push(0);
         order.clear();
-        return;
+        return true;
     }
     if n > 0 && keys.par_windows(2).all(|pair| pair[0] <= pair[1]) {
         identity_sort(keys, buckets, starts, order);
-        return;
+        return true;
     }
     let parts = rayon::current_num_threads()
         .min(n.div_ceil(MIN_PART))
@@ -123,6 +126,8 @@ pub fn counting_sort(
                 *slot += 1;
             }
         });
+    // The keys did not ascend, so the order is the identity only if there are none.
+    n == 0
 }
 
 /// The counting sort of keys that already ascend (points given in cell order, the steady
@@ -217,10 +222,11 @@ mod tests {
                         .unwrap();
                     let (mut starts, mut order) = (vec![7; 3], vec![9; 5]);
                     let mut scratch = SortScratch::default();
-                    pool.install(|| {
+                    let identity = pool.install(|| {
                         counting_sort(keys, buckets, &mut starts, &mut order, &mut scratch)
                     });
                     let what = format!("{n} keys, {buckets} buckets, {threads} threads");
+                    assert_eq!(identity, keys.is_sorted(), "{what}: identity reported");
                     assert_eq!(order, order_want, "{what}: order");
                     assert_eq!(starts, starts_want, "{what}: starts");
                 }

@@ -93,6 +93,29 @@ struct Destination<'a, T> {
     room: usize,
 }
 
+impl<'a, T> Destination<'a, T> {
+    /// Output positions `base..room` in the spare capacity of `indices` (and `distances`),
+    /// whose first `base` entries are set, and the lists' `offsets`.
+    fn new(
+        indices: &'a mut Vec<u32>,
+        distances: Option<&'a mut Vec<T>>,
+        offsets: &'a mut [usize],
+        base: usize,
+        room: usize,
+    ) -> Self {
+        debug_assert_eq!(indices.len(), base);
+        Self {
+            indices: DisjointSlice::new(&mut indices.spare_capacity_mut()[..room - base]),
+            distances: distances.map(|distances| {
+                DisjointSlice::new(&mut distances.spare_capacity_mut()[..room - base])
+            }),
+            offsets: DisjointSlice::new(offsets),
+            base,
+            room,
+        }
+    }
+}
+
 impl<T: Copy> Destination<'_, T> {
     /// Copies the lists of a unit whose first list is `first` to output position `start`
     /// and records their offsets.
@@ -196,14 +219,13 @@ impl<T: Real> Grid<T> {
         };
         let next_unit = AtomicUsize::new(0);
         {
-            let to = Destination {
-                indices: DisjointSlice::new(&mut out.indices.spare_capacity_mut()[..room]),
-                distances: with_distances
-                    .then(|| DisjointSlice::new(&mut out.distances.spare_capacity_mut()[..room])),
-                offsets: DisjointSlice::new(&mut out.offsets[..n]),
-                base: 0,
+            let to = Destination::new(
+                &mut out.indices,
+                with_distances.then_some(&mut out.distances),
+                &mut out.offsets[..n],
+                0,
                 room,
-            };
+            );
             out.workers[..workers].par_iter_mut().for_each(|worker| {
                 loop {
                     let unit = next_unit.fetch_add(1, Ordering::Relaxed);
@@ -255,17 +277,13 @@ impl<T: Real> Grid<T> {
                 unsafe { out.distances.set_len(fitted) };
                 out.distances.reserve_exact(wanted - fitted);
             }
-            let to = Destination {
-                indices: DisjointSlice::new(
-                    &mut out.indices.spare_capacity_mut()[..total - fitted],
-                ),
-                distances: with_distances.then(|| {
-                    DisjointSlice::new(&mut out.distances.spare_capacity_mut()[..total - fitted])
-                }),
-                offsets: DisjointSlice::new(&mut out.offsets[..n]),
-                base: fitted,
-                room: total,
-            };
+            let to = Destination::new(
+                &mut out.indices,
+                with_distances.then_some(&mut out.distances),
+                &mut out.offsets[..n],
+                fitted,
+                total,
+            );
             out.workers[..workers]
                 .par_iter_mut()
                 .for_each(|worker| worker.flush(sequencer, &to, first_list));
