@@ -12,6 +12,11 @@ pub(crate) const BATCH: usize = 16;
 
 /// A distance-mask kernel: SIMD or the scalar reference (identical by construction and test).
 pub(crate) trait MaskKernel {
+    /// Whether batches first pack the candidates within reach of their bounding box (see
+    /// [`pack_within_box`]); the scalar reference tests every candidate of the ranges, so
+    /// the two kernels check the filter against each other.
+    const PACKS: bool;
+
     /// 8 loaded candidates.
     type Block<T: Real>: Copy;
 
@@ -29,6 +34,8 @@ pub(crate) struct SimdKernel;
 pub(crate) struct ScalarKernel;
 
 impl MaskKernel for SimdKernel {
+    const PACKS: bool = true;
+
     type Block<T: Real> = T::Block;
 
     #[inline(always)]
@@ -43,6 +50,8 @@ impl MaskKernel for SimdKernel {
 }
 
 impl MaskKernel for ScalarKernel {
+    const PACKS: bool = false;
+
     type Block<T: Real> = [[T; 8]; 3];
 
     #[inline(always)]
@@ -248,8 +257,29 @@ pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const 
                 block(full_end, [tail_keep; N], &mut cursors);
             }
         } else {
+            // Only the blocks from the one that holds the first point to skip to the one
+            // that holds the last test for them; the others run as above.
+            let first = itself.iter().copied().min().unwrap_or(u32::MAX) as usize;
+            let last = itself
+                .iter()
+                .copied()
+                .filter(|&i| i != u32::MAX)
+                .max()
+                .unwrap_or(u32::MAX) as usize;
+            let (masked_from, masked_to) = if first < end {
+                (
+                    start + (first - start) / LANES * LANES,
+                    start + ((last - start) / LANES + 1) * LANES,
+                )
+            } else {
+                (full_end, full_end)
+            };
             let mut base = start;
-            while base < end {
+            while base < masked_from {
+                block(base, [all; N], &mut cursors);
+                base += LANES;
+            }
+            while base < end && base < masked_to {
                 let range_keep = if base < full_end { all } else { tail_keep };
                 let keep = itself.map(|i| {
                     let offset = (i as usize).wrapping_sub(base);
@@ -262,13 +292,127 @@ pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const 
                 block(base, keep, &mut cursors);
                 base += LANES;
             }
+            while base < full_end {
+                block(base, [all; N], &mut cursors);
+                base += LANES;
+            }
+            if base < end {
+                block(base, [tail_keep; N], &mut cursors);
+            }
         }
     }
     cursors
 }
 
+/// The candidates of a batch's neighbourhood that may lie within reach of one of its points,
+/// packed as padded columns (`x`, `y`, `z` and an identifier each) for [`gather_many`].
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PackedCandidates<T> {
+    x: Vec<T>,
+    y: Vec<T>,
+    z: Vec<T>,
+    ids: Vec<u32>,
+}
+
+impl<T: Real> PackedCandidates<T> {
+    /// Makes the columns at least `len` long, growing them only past their high-water mark.
+    fn make_room(&mut self, len: usize) {
+        if self.ids.len() < len {
+            self.x.resize(len, T::PAD);
+            self.y.resize(len, T::PAD);
+            self.z.resize(len, T::PAD);
+            self.ids.resize(len, 0);
+        }
+    }
+
+    /// The three coordinate columns.
+    pub(crate) fn columns(&self) -> [&[T]; 3] {
+        [&self.x, &self.y, &self.z]
+    }
+
+    /// The identifier of each packed candidate.
+    pub(crate) fn ids(&self) -> &[u32] {
+        &self.ids
+    }
+}
+
+/// Packs into `out` the candidates of `ranges` within `sqrt(r2)` of the box `lo..=hi` (see
+/// [`Real::box_mask`]), in range order, each with its identifier: `ids[position]` with
+/// `IDS`, its sorted position without. Returns how many were packed and the packed position
+/// of sorted position `first_self` when range `self_range` holds it (`u32::MAX` otherwise).
+///
+/// Every point of the box is its own candidate at distance 0, so points of the batch that
+/// follow `first_self` in its range follow it in the packed columns too.
+///
+/// # Safety
+/// `columns` are padded `PointColumns`, `ids` (with `IDS`) is padded by `LANES` past the
+/// point count, and every range lies below the point count.
+#[allow(clippy::too_many_arguments)] // The filter's inputs, all used on every block.
+#[inline(always)]
+pub(crate) unsafe fn pack_within_box<T: Real, const IDS: bool>(
+    columns: [&[T]; 3],
+    ids: &[u32],
+    lo: [T; 3],
+    hi: [T; 3],
+    r2: T,
+    ranges: &[(u32, u32)],
+    self_range: usize,
+    first_self: u32,
+    out: &mut PackedCandidates<T>,
+) -> (usize, u32) {
+    let candidates: usize = ranges.iter().map(|&(s, e)| (e - s) as usize).sum();
+    out.make_room(candidates + LANES);
+    let dst = [out.x.as_mut_ptr(), out.y.as_mut_ptr(), out.z.as_mut_ptr()];
+    let dst_ids = out.ids.as_mut_ptr();
+    let mut cursor = 0usize;
+    let mut self_at = u32::MAX;
+    for (index, &(start, end)) in ranges.iter().enumerate() {
+        let (start, end) = (start as usize, end as usize);
+        let mut base = start;
+        while base < end {
+            let keep = if end - base < LANES {
+                (1u32 << (end - base)) - 1
+            } else {
+                (1u32 << LANES) - 1
+            };
+            // SAFETY: base is below the point count, and the columns are padded by LANES.
+            let [x, y, z] = unsafe { lanes_unchecked(columns, base) };
+            let mask = T::box_mask(lo, hi, &T::load_block(x, y, z), r2) & keep;
+            let id_values = if IDS {
+                debug_assert!(base + LANES <= ids.len(), "ids not padded");
+                // SAFETY: the caller pads `ids` by LANES past the point count.
+                unsafe { ids.as_ptr().add(base).cast::<[u32; 8]>().read_unaligned() }
+            } else {
+                (u32x8::splat(base as u32) + u32x8::new([0, 1, 2, 3, 4, 5, 6, 7])).to_array()
+            };
+            if index == self_range {
+                let offset = (first_self as usize).wrapping_sub(base);
+                if offset < LANES {
+                    self_at = (cursor + (mask & ((1 << offset) - 1)).count_ones() as usize) as u32;
+                }
+            }
+            debug_assert!(cursor + LANES <= out.ids.len(), "packed columns too short");
+            // SAFETY: the columns hold every candidate of the ranges plus LANES, and the
+            // cursor counts the candidates kept so far, so `cursor..cursor + 8` is inside.
+            unsafe {
+                T::compress_lanes(x, mask, dst[0].add(cursor));
+                T::compress_lanes(y, mask, dst[1].add(cursor));
+                T::compress_lanes(z, mask, dst[2].add(cursor));
+                let lanes = u32x8::new(COMPRESS_LANES[mask as usize]);
+                dst_ids
+                    .add(cursor)
+                    .cast::<[u32; 8]>()
+                    .write_unaligned(u32x8::new(id_values).shuffle(lanes).to_array());
+            }
+            cursor += mask.count_ones() as usize;
+            base += LANES;
+        }
+    }
+    (cursor, self_at)
+}
+
 /// For each 8-bit mask, the lanes of its set bits packed to the front.
-static COMPRESS_LANES: [[u32; 8]; 256] = {
+pub(crate) static COMPRESS_LANES: [[u32; 8]; 256] = {
     let mut table = [[0u32; 8]; 256];
     let mut mask = 0;
     while mask < 256 {
@@ -277,6 +421,27 @@ static COMPRESS_LANES: [[u32; 8]; 256] = {
         while lane < 8 {
             if mask & (1 << lane) != 0 {
                 table[mask][k] = lane as u32;
+                k += 1;
+            }
+            lane += 1;
+        }
+        mask += 1;
+    }
+    table
+};
+
+/// For each 4-bit mask, the word pairs of its set 64-bit lanes packed to the front (lanes
+/// of 64 bits compressed with a permute of 32-bit words).
+pub(crate) static COMPRESS_PAIRS: [[u32; 8]; 16] = {
+    let mut table = [[0u32; 8]; 16];
+    let mut mask = 0;
+    while mask < 16 {
+        let mut k = 0;
+        let mut lane = 0;
+        while lane < 4 {
+            if mask & (1 << lane) != 0 {
+                table[mask][2 * k] = 2 * lane as u32;
+                table[mask][2 * k + 1] = 2 * lane as u32 + 1;
                 k += 1;
             }
             lane += 1;

@@ -16,8 +16,8 @@ use crate::error::Error;
 use crate::geometry::{CellTable, Kernel, Points, first_non_finite};
 use crate::grid::{Grid, Ranges};
 use crate::kernel::{
-    BATCH, GATHER_GROUP, MaskKernel, ScalarKernel, SimdKernel, for_each_hit, gather_many,
-    gather_point, range_holding, scan_batch,
+    BATCH, GATHER_GROUP, MaskKernel, PackedCandidates, ScalarKernel, SimdKernel, for_each_hit,
+    gather_many, gather_point, pack_within_box, range_holding, scan_batch,
 };
 use crate::parallel::{DisjointSlice, exclusive_scan, prefetch};
 use crate::real::{LANES, Real};
@@ -88,6 +88,8 @@ struct PartBuffer<T> {
     /// distances in their new order.
     sort_keys: Vec<u64>,
     sort_distances: Vec<T>,
+    /// The candidates packed for the current batch.
+    packed: PackedCandidates<T>,
 }
 
 impl<T: Copy + Default> PartBuffer<T> {
@@ -386,10 +388,37 @@ impl<T: Real> Batch<T> {
     }
 }
 
+/// Batches of at least this many points pack the candidates within reach of their bounding
+/// box before the points test them (see [`pack_within_box`]); smaller batches test the
+/// ranges directly, since the filter costs about as much as two points' tests.
+const PACK_MIN: usize = 4;
+
+/// The bounding box of `points`.
+#[inline(always)]
+fn bounding_box<T: Real>(points: &[[T; 3]]) -> ([T; 3], [T; 3]) {
+    let mut lo = points[0];
+    let mut hi = points[0];
+    for p in &points[1..] {
+        for axis in 0..3 {
+            if p[axis] < lo[axis] {
+                lo[axis] = p[axis];
+            }
+            if p[axis] > hi[axis] {
+                hi[axis] = p[axis];
+            }
+        }
+    }
+    (lo, hi)
+}
+
 /// Gathers the lists of a batch into `part`: each point's hits (without the point itself)
 /// are compressed straight to the end of the part's lists, mapped to the caller's numbering
 /// and sorted where the mapping broke the order; the list of `batch.slots[j]` is recorded
 /// as output list `list_of(batch.slots[j])`.
+///
+/// With [`MaskKernel::PACKS`] and at least [`PACK_MIN`] points, the candidates within reach
+/// of the batch's bounding box are packed first, in range order, and the points test only
+/// those.
 #[inline(always)]
 fn gather_batch<T: Real, K: MaskKernel>(
     grid: &Grid<T>,
@@ -399,16 +428,130 @@ fn gather_batch<T: Real, K: MaskKernel>(
     with_distances: bool,
     list_of: impl Fn(usize) -> usize,
 ) {
-    let candidates = ranges.candidates();
-    let columns = grid.sorted.padded();
-    let order = &grid.order[..];
-    // Each row holds every candidate plus one block of slack, and at least a whole sorting
-    // network's width so that lists sort in place.
-    let row = (candidates + LANES).max(NETWORK_MAX);
     // Input in cell order numbers every point by its sorted position, so the hits of ranges
     // that ascend and do not overlap come out ascending: no check, no sort.
     let ascending = grid.in_cell_order && ranges.ascending();
     let self_range = range_holding(ranges.as_slice(), batch.itself[0]);
+    if !(K::PACKS && batch.len >= PACK_MIN) {
+        let source = Candidates {
+            columns: grid.sorted.padded(),
+            ids: &grid.order[..],
+            ranges: ranges.as_slice(),
+            self_range,
+            itself: batch.itself,
+            count: ranges.candidates(),
+            packed: false,
+        };
+        gather_rows::<T, K>(
+            grid,
+            &source,
+            batch,
+            part,
+            with_distances,
+            ascending,
+            list_of,
+        );
+        return;
+    }
+    let mut packed = std::mem::take(&mut part.packed);
+    let (lo, hi) = bounding_box(&batch.points[..batch.len]);
+    // SAFETY: the ranges come from this grid's bucket starts (below its point count), the
+    // columns are its padded columns, and `order` is padded by LANES past the point count
+    // (see `Grid::build_points`). Lists with distances pack sorted positions (to find each
+    // hit's coordinates), the others the caller's indices.
+    let (count, self_at) = unsafe {
+        if with_distances {
+            pack_within_box::<T, false>(
+                grid.sorted.padded(),
+                &grid.order[..],
+                lo,
+                hi,
+                grid.r2,
+                ranges.as_slice(),
+                self_range,
+                batch.itself[0],
+                &mut packed,
+            )
+        } else {
+            pack_within_box::<T, true>(
+                grid.sorted.padded(),
+                &grid.order[..],
+                lo,
+                hi,
+                grid.r2,
+                ranges.as_slice(),
+                self_range,
+                batch.itself[0],
+                &mut packed,
+            )
+        }
+    };
+    // The batch's points are consecutive in their bucket and all kept, so they stay
+    // consecutive in the packed columns.
+    let mut itself = [u32::MAX; BATCH];
+    if self_at != u32::MAX {
+        debug_assert!(
+            (0..batch.len).all(|j| batch.itself[j] == batch.itself[0] + j as u32),
+            "the points of a batch are not consecutive"
+        );
+        for (j, at) in itself[..batch.len].iter_mut().enumerate() {
+            *at = self_at + j as u32;
+        }
+    }
+    let whole = [(0, count as u32)];
+    let source = Candidates {
+        columns: packed.columns(),
+        ids: packed.ids(),
+        ranges: &whole[..usize::from(count > 0)],
+        self_range: if self_at == u32::MAX { usize::MAX } else { 0 },
+        itself,
+        count,
+        packed: true,
+    };
+    gather_rows::<T, K>(
+        grid,
+        &source,
+        batch,
+        part,
+        with_distances,
+        ascending,
+        list_of,
+    );
+    part.packed = packed;
+}
+
+/// The candidates a batch tests: the grid's sorted columns over the neighbourhood's ranges,
+/// or the candidates packed for the batch (one range).
+struct Candidates<'a, T> {
+    columns: [&'a [T]; 3],
+    /// The caller's index of each candidate (the grid's `order`), or for packed candidates
+    /// their identifiers (caller's indices, or sorted positions for lists with distances).
+    ids: &'a [u32],
+    ranges: &'a [(u32, u32)],
+    /// The range that holds the batch's points (`usize::MAX`: none).
+    self_range: usize,
+    /// Position of each batch point among these candidates (`u32::MAX`: not among them).
+    itself: [u32; BATCH],
+    /// Candidates in all ranges.
+    count: usize,
+    packed: bool,
+}
+
+/// Gathers the lists of a batch from `source` into `part` (see [`gather_batch`]).
+#[inline(always)]
+fn gather_rows<T: Real, K: MaskKernel>(
+    grid: &Grid<T>,
+    source: &Candidates<'_, T>,
+    batch: &Batch<T>,
+    part: &mut PartBuffer<T>,
+    with_distances: bool,
+    ascending: bool,
+    list_of: impl Fn(usize) -> usize,
+) {
+    let order = &grid.order[..];
+    // Each row holds every candidate plus one block of slack, and at least a whole sorting
+    // network's width so that lists sort in place.
+    let row = (source.count + LANES).max(NETWORK_MAX);
     let mut j = 0;
     if !with_distances {
         while j + GATHER_GROUP <= batch.len {
@@ -417,13 +560,13 @@ fn gather_batch<T: Real, K: MaskKernel>(
             // SAFETY: as in the loop below, for every row.
             let lens = unsafe {
                 gather_many::<T, K, true, GATHER_GROUP>(
-                    columns,
-                    &grid.order[..],
+                    source.columns,
+                    source.ids,
                     std::array::from_fn(|k| batch.points[j + k]),
                     grid.r2,
-                    ranges.as_slice(),
-                    self_range,
-                    std::array::from_fn(|k| batch.itself[j + k]),
+                    source.ranges,
+                    source.self_range,
+                    std::array::from_fn(|k| source.itself[j + k]),
                     &mut part.entries[at..at + GATHER_GROUP * row],
                 )
             };
@@ -441,33 +584,35 @@ fn gather_batch<T: Real, K: MaskKernel>(
     for j in j..batch.len {
         let at = part.filled;
         part.reserve_entries(at + row, with_distances);
-        // SAFETY: the ranges come from this grid's bucket starts (below its point count),
-        // the columns are its padded columns, `order` is padded by LANES past the point
-        // count (see `Grid::build_points`), and the row holds every candidate plus LANES.
-        // Two call sites on purpose: a helper that chooses between them costs ~4% more
-        // instructions per point (callgrind, 1,499 -> 1,564), as does passing `order` for
-        // `&grid.order[..]` here; both only change the code LLVM generates for the loop.
+        // SAFETY: the ranges lie below the columns' point count (the grid's, or the packed
+        // count), the columns are padded by LANES (the grid's `PointColumns`, or packed
+        // columns with LANES of room), so are the ids (`order` is padded by LANES past the
+        // point count, see `Grid::build_points`), and the row holds every candidate plus
+        // LANES. Separate call sites on purpose: a helper that chooses between them costs
+        // ~4% more instructions per point (callgrind, 1,499 -> 1,564); it only changes the
+        // code LLVM generates for the loop. Lists with distances gather sorted positions:
+        // the packed identifiers, or the positions themselves.
         let len = unsafe {
-            if with_distances {
+            if with_distances && !source.packed {
                 gather_point::<T, K, false>(
-                    columns,
-                    &grid.order[..],
+                    source.columns,
+                    source.ids,
                     batch.points[j],
                     grid.r2,
-                    ranges.as_slice(),
-                    self_range,
-                    batch.itself[j],
+                    source.ranges,
+                    source.self_range,
+                    source.itself[j],
                     &mut part.entries[at..at + row],
                 )
             } else {
                 gather_point::<T, K, true>(
-                    columns,
-                    &grid.order[..],
+                    source.columns,
+                    source.ids,
                     batch.points[j],
                     grid.r2,
-                    ranges.as_slice(),
-                    self_range,
-                    batch.itself[j],
+                    source.ranges,
+                    source.self_range,
+                    source.itself[j],
                     &mut part.entries[at..at + row],
                 )
             }

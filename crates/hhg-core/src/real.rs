@@ -3,7 +3,9 @@
 use std::fmt::Debug;
 use std::ops::{Add, Mul, Sub};
 
-use wide::{f32x8, f64x4};
+use wide::{f32x8, f64x4, u32x8};
+
+use crate::kernel::{COMPRESS_LANES, COMPRESS_PAIRS};
 
 mod sealed {
     pub trait Sealed {}
@@ -70,6 +72,20 @@ pub trait Real:
 
     /// The hit mask of a loaded block against `p` (the SIMD form of [`Real::within_mask`]).
     fn block_mask(p: [Self; 3], block: &Self::Block, r2: Self) -> u32;
+
+    /// Bit `k` set when candidate `k` of the block lies within `sqrt(r2)` of the box
+    /// `lo..=hi`: the squared gaps to the box, per axis `max(lo - q, q - hi, 0)`, summed as
+    /// in [`Real::distance_squared`]. For every point `p` inside the box, each computed gap is
+    /// at most `|q - p|` as computed (rounding is monotone), so a candidate that
+    /// [`Real::block_mask`] keeps for any such point is kept here: the filter loses no pair.
+    fn box_mask(lo: [Self; 3], hi: [Self; 3], block: &Self::Block, r2: Self) -> u32;
+
+    /// Writes the lanes of `values` whose bits are set in `mask` (below `1 << 8`) packed
+    /// to `dst`, lowest first; all 8 lanes after `dst` may be written.
+    ///
+    /// # Safety
+    /// `dst..dst + 8` is valid for writes.
+    unsafe fn compress_lanes(values: &[Self; 8], mask: u32, dst: *mut Self);
 
     /// The scalar reference of [`Real::within_mask`]: one lane at a time, same formula.
     #[inline(always)]
@@ -228,6 +244,28 @@ impl Real for f32 {
     }
 
     #[inline(always)]
+    fn box_mask(lo: [Self; 3], hi: [Self; 3], block: &Self::Block, r2: Self) -> u32 {
+        let gap = |axis: usize| {
+            let q = block[axis];
+            let below = f32x8::splat(lo[axis]) - q;
+            let above = q - f32x8::splat(hi[axis]);
+            below.max(above).max(f32x8::ZERO)
+        };
+        let (gx, gy, gz) = (gap(0), gap(1), gap(2));
+        let d2 = (gx * gx + gy * gy) + gz * gz;
+        d2.simd_le(f32x8::splat(r2)).to_bitmask()
+    }
+
+    #[inline(always)]
+    unsafe fn compress_lanes(values: &[Self; 8], mask: u32, dst: *mut Self) {
+        debug_assert!(mask < 1 << LANES, "mask wider than a block");
+        let bits = u32x8::new(bytemuck::cast(*values));
+        let packed = bits.shuffle(u32x8::new(COMPRESS_LANES[mask as usize]));
+        // SAFETY: the caller guarantees `dst..dst + 8` is valid for writes.
+        unsafe { dst.cast::<[u32; 8]>().write_unaligned(packed.to_array()) };
+    }
+
+    #[inline(always)]
     fn widen4(values: &[Self; 4]) -> f64x4 {
         f64x4::new(values.map(f64::from))
     }
@@ -321,6 +359,42 @@ impl Real for f64 {
             d2.simd_le(f64x4::splat(r2)).to_bitmask()
         };
         half(0) | (half(1) << 4)
+    }
+
+    #[inline(always)]
+    fn box_mask(lo: [Self; 3], hi: [Self; 3], block: &Self::Block, r2: Self) -> u32 {
+        let half = |h: usize| {
+            let gap = |axis: usize| {
+                let q = block[axis][h];
+                let below = f64x4::splat(lo[axis]) - q;
+                let above = q - f64x4::splat(hi[axis]);
+                below.max(above).max(f64x4::ZERO)
+            };
+            let (gx, gy, gz) = (gap(0), gap(1), gap(2));
+            let d2 = (gx * gx + gy * gy) + gz * gz;
+            d2.simd_le(f64x4::splat(r2)).to_bitmask()
+        };
+        half(0) | (half(1) << 4)
+    }
+
+    #[inline(always)]
+    unsafe fn compress_lanes(values: &[Self; 8], mask: u32, dst: *mut Self) {
+        debug_assert!(mask < 1 << LANES, "mask wider than a block");
+        // Each half of 4 lanes is 8 words; its set lanes move as pairs of words.
+        let halves: [[u32; 8]; 2] = bytemuck::cast(*values);
+        let low = mask & 0xf;
+        let packed_low = u32x8::new(halves[0]).shuffle(u32x8::new(COMPRESS_PAIRS[low as usize]));
+        let packed_high =
+            u32x8::new(halves[1]).shuffle(u32x8::new(COMPRESS_PAIRS[(mask >> 4) as usize]));
+        // SAFETY: the caller guarantees `dst..dst + 8` is valid for writes; the low half
+        // writes lanes 0..4 and the high half lanes `low.count_ones()..` + 4, both below 8.
+        unsafe {
+            dst.cast::<[u32; 8]>()
+                .write_unaligned(packed_low.to_array());
+            dst.add(low.count_ones() as usize)
+                .cast::<[u32; 8]>()
+                .write_unaligned(packed_high.to_array());
+        }
     }
 
     #[inline(always)]

@@ -95,3 +95,105 @@ fn distance_masks_simd_equals_scalar() {
     masks_match::<f32>();
     masks_match::<f64>();
 }
+
+/// The box filter never drops a candidate that the distance mask keeps for a point inside
+/// the box: random boxes (flat and single-point ones too), points at the box's corners and
+/// faces and inside it, candidates at exactly `r` from those points and one ulp either side.
+/// It also drops what lies clearly out of reach, so a filter that keeps everything fails.
+fn box_filter_keeps_every_hit<T: TestReal>() {
+    let mut rng = SplitMix64::new(13);
+    let r = T::from_f64(0.75);
+    let r2 = r * r;
+    let mut dropped = 0;
+    for round in 0..20_000 {
+        let lo: [T; 3] = std::array::from_fn(|_| T::from_f64(rng.range(-2.0, 2.0)));
+        let hi: [T; 3] = std::array::from_fn(|a| match round % 3 {
+            0 => lo[a],
+            _ => lo[a] + T::from_f64(rng.range(0.0, 1.0)),
+        });
+        let inside = |rng: &mut SplitMix64| -> [T; 3] {
+            std::array::from_fn(|a| match rng.below(3) {
+                0 => lo[a],
+                1 => hi[a],
+                _ => {
+                    let t = T::from_f64(rng.range(0.0, 1.0));
+                    let v = lo[a] + (hi[a] - lo[a]) * t;
+                    if v > hi[a] { hi[a] } else { v }
+                }
+            })
+        };
+        let points: Vec<[T; 3]> = (0..4).map(|_| inside(&mut rng)).collect();
+        let (mut x, mut y, mut z) = ([T::PAD; 8], [T::PAD; 8], [T::PAD; 8]);
+        for k in 0..8 {
+            let p = points[k % points.len()];
+            let mut q: [T; 3] = match k % 4 {
+                0 => {
+                    let mut q = p;
+                    q[k % 3] = q[k % 3] + r;
+                    q
+                }
+                1 => {
+                    let mut q = p;
+                    q[(k + 1) % 3] = q[(k + 1) % 3] - r;
+                    q
+                }
+                _ => std::array::from_fn(|a| p[a] + T::from_f64(rng.range(-2.0, 2.0))),
+            };
+            match rng.below(3) {
+                0 => q[0] = q[0].next_up(),
+                1 => q[0] = q[0].next_down(),
+                _ => {}
+            }
+            (x[k], y[k], z[k]) = (q[0], q[1], q[2]);
+        }
+        let block = T::load_block(&x, &y, &z);
+        let kept = T::box_mask(lo, hi, &block, r2);
+        for p in &points {
+            let hits = T::block_mask(*p, &block, r2);
+            assert_eq!(
+                hits & !kept,
+                0,
+                "{}: box {lo:?}..{hi:?} dropped a hit of {p:?} in block {round}",
+                T::NAME
+            );
+        }
+        dropped += (!kept & 0xff).count_ones();
+    }
+    assert!(
+        dropped > 10_000,
+        "{}: the filter kept almost everything",
+        T::NAME
+    );
+}
+
+/// Packing the lanes of a mask keeps exactly those lanes, in order, for every mask.
+fn compress_keeps_the_masked_lanes<T: TestReal>() {
+    let values: [T; 8] = std::array::from_fn(|k| T::from_f64(k as f64 * 1.5 - 3.0));
+    for mask in 0u32..256 {
+        let mut packed = [T::PAD; 8];
+        // SAFETY: `packed` holds 8 values.
+        unsafe { T::compress_lanes(&values, mask, packed.as_mut_ptr()) };
+        let expected: Vec<T> = (0..8)
+            .filter(|k| mask & (1 << k) != 0)
+            .map(|k| values[k])
+            .collect();
+        let got = &packed[..expected.len()];
+        assert!(
+            got.iter().zip(&expected).all(|(a, b)| a.bits() == b.bits()),
+            "{}: mask {mask:#010b} packed {got:?}, expected {expected:?}",
+            T::NAME
+        );
+    }
+}
+
+#[test]
+fn box_filter_is_conservative() {
+    box_filter_keeps_every_hit::<f32>();
+    box_filter_keeps_every_hit::<f64>();
+}
+
+#[test]
+fn compressed_lanes_are_the_masked_ones() {
+    compress_keeps_the_masked_lanes::<f32>();
+    compress_keeps_the_masked_lanes::<f64>();
+}
