@@ -364,48 +364,68 @@ pub(crate) unsafe fn pack_within_box<T: Real, const IDS: bool>(
     out.make_room(candidates + LANES);
     let dst = [out.x.as_mut_ptr(), out.y.as_mut_ptr(), out.z.as_mut_ptr()];
     let dst_ids = out.ids.as_mut_ptr();
+    let room = out.ids.len();
+    // Packs the lanes of `keep` at `base` that lie within reach of the box at `cursor`, and
+    // returns the mask of those lanes.
+    let pack = |base: usize, keep: u32, cursor: usize| -> u32 {
+        // SAFETY: base is below the point count, and the columns are padded by LANES.
+        let [x, y, z] = unsafe { lanes_unchecked(columns, base) };
+        let mask = T::box_mask(lo, hi, &T::load_block(x, y, z), r2) & keep;
+        let id_values = if IDS {
+            debug_assert!(base + LANES <= ids.len(), "ids not padded");
+            // SAFETY: the caller pads `ids` by LANES past the point count.
+            u32x8::new(unsafe { ids.as_ptr().add(base).cast::<[u32; 8]>().read_unaligned() })
+        } else {
+            u32x8::splat(base as u32) + u32x8::new([0, 1, 2, 3, 4, 5, 6, 7])
+        };
+        debug_assert!(cursor + LANES <= room, "packed columns too short");
+        // SAFETY: the columns hold every candidate of the ranges plus LANES, and the cursor
+        // counts the candidates kept so far, so `cursor..cursor + 8` is inside.
+        unsafe {
+            T::compress_lanes(x, mask, dst[0].add(cursor));
+            T::compress_lanes(y, mask, dst[1].add(cursor));
+            T::compress_lanes(z, mask, dst[2].add(cursor));
+            let lanes = u32x8::new(COMPRESS_LANES[mask as usize]);
+            dst_ids
+                .add(cursor)
+                .cast::<[u32; 8]>()
+                .write_unaligned(id_values.shuffle(lanes).to_array());
+        }
+        mask
+    };
     let mut cursor = 0usize;
     let mut self_at = u32::MAX;
+    let all = (1u32 << LANES) - 1;
     for (index, &(start, end)) in ranges.iter().enumerate() {
         let (start, end) = (start as usize, end as usize);
+        let tail = (end - start) % LANES;
+        let full_end = end - tail;
         let mut base = start;
-        while base < end {
-            let keep = if end - base < LANES {
-                (1u32 << (end - base)) - 1
-            } else {
-                (1u32 << LANES) - 1
-            };
-            // SAFETY: base is below the point count, and the columns are padded by LANES.
-            let [x, y, z] = unsafe { lanes_unchecked(columns, base) };
-            let mask = T::box_mask(lo, hi, &T::load_block(x, y, z), r2) & keep;
-            let id_values = if IDS {
-                debug_assert!(base + LANES <= ids.len(), "ids not padded");
-                // SAFETY: the caller pads `ids` by LANES past the point count.
-                unsafe { ids.as_ptr().add(base).cast::<[u32; 8]>().read_unaligned() }
-            } else {
-                (u32x8::splat(base as u32) + u32x8::new([0, 1, 2, 3, 4, 5, 6, 7])).to_array()
-            };
-            if index == self_range {
-                let offset = (first_self as usize).wrapping_sub(base);
-                if offset < LANES {
-                    self_at = (cursor + (mask & ((1 << offset) - 1)).count_ones() as usize) as u32;
-                }
+        if index == self_range {
+            // The block that holds `first_self` also gives its packed position.
+            let offset = (first_self as usize).wrapping_sub(start);
+            let self_block = start + offset / LANES * LANES;
+            while base < self_block {
+                cursor += pack(base, all, cursor).count_ones() as usize;
+                base += LANES;
             }
-            debug_assert!(cursor + LANES <= out.ids.len(), "packed columns too short");
-            // SAFETY: the columns hold every candidate of the ranges plus LANES, and the
-            // cursor counts the candidates kept so far, so `cursor..cursor + 8` is inside.
-            unsafe {
-                T::compress_lanes(x, mask, dst[0].add(cursor));
-                T::compress_lanes(y, mask, dst[1].add(cursor));
-                T::compress_lanes(z, mask, dst[2].add(cursor));
-                let lanes = u32x8::new(COMPRESS_LANES[mask as usize]);
-                dst_ids
-                    .add(cursor)
-                    .cast::<[u32; 8]>()
-                    .write_unaligned(u32x8::new(id_values).shuffle(lanes).to_array());
-            }
+            let keep = if base < full_end {
+                all
+            } else {
+                (1 << tail) - 1
+            };
+            let mask = pack(base, keep, cursor);
+            let before = (1u32 << (first_self as usize - base)) - 1;
+            self_at = (cursor + (mask & before).count_ones() as usize) as u32;
             cursor += mask.count_ones() as usize;
             base += LANES;
+        }
+        while base < full_end {
+            cursor += pack(base, all, cursor).count_ones() as usize;
+            base += LANES;
+        }
+        if base < end {
+            cursor += pack(base, (1 << tail) - 1, cursor).count_ones() as usize;
         }
     }
     (cursor, self_at)

@@ -78,6 +78,7 @@ pub trait Real:
     /// in [`Real::distance_squared`]. For every point `p` inside the box, each computed gap is
     /// at most `|q - p|` as computed (rounding is monotone), so a candidate that
     /// [`Real::block_mask`] keeps for any such point is kept here: the filter loses no pair.
+    /// The result for a NaN lane (padding) is unspecified; callers mask those lanes off.
     fn box_mask(lo: [Self; 3], hi: [Self; 3], block: &Self::Block, r2: Self) -> u32;
 
     /// Writes the lanes of `values` whose bits are set in `mask` (below `1 << 8`) packed
@@ -249,7 +250,7 @@ impl Real for f32 {
             let q = block[axis];
             let below = f32x8::splat(lo[axis]) - q;
             let above = q - f32x8::splat(hi[axis]);
-            below.max(above).max(f32x8::ZERO)
+            below.fast_max(above).fast_max(f32x8::ZERO)
         };
         let (gx, gy, gz) = (gap(0), gap(1), gap(2));
         let d2 = (gx * gx + gy * gy) + gz * gz;
@@ -368,7 +369,7 @@ impl Real for f64 {
                 let q = block[axis][h];
                 let below = f64x4::splat(lo[axis]) - q;
                 let above = q - f64x4::splat(hi[axis]);
-                below.max(above).max(f64x4::ZERO)
+                below.fast_max(above).fast_max(f64x4::ZERO)
             };
             let (gx, gy, gz) = (gap(0), gap(1), gap(2));
             let d2 = (gx * gx + gy * gy) + gz * gz;
