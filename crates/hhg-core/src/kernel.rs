@@ -4,7 +4,7 @@
 
 use wide::u32x8;
 
-use crate::real::{LANES, Real};
+use crate::real::{COMPRESS_LANES, LANES, Real};
 
 /// At most this many searching points share one pass over a neighbourhood's candidates:
 /// each block of 8 candidates is loaded once and tested against every point of the batch.
@@ -167,21 +167,23 @@ pub(crate) const GATHER_GROUP: usize = 2;
 
 /// Gathers, for each of `N` points `p[k]` that share their neighbourhood, the candidates of
 /// `ranges` within `sqrt(r2)` of it (in range order, ascending within each range, skipping
-/// sorted position `itself[k]`) into row `k` of `rows` (`N` rows of `rows.len() / N`
-/// entries), and returns the counts. Only range `self_range` (`usize::MAX`: none) may hold
-/// an `itself`; the others run without the per-block check (the points of a batch share
-/// one bucket, so one range holds them all). With `IDS`, each hit is written as `ids[position]`
-/// (the caller's index, permuted out of one 8-lane load of `ids`); without, as its sorted
-/// position (`ids` unused).
+/// position `itself[k]` of the columns, `u32::MAX` for none) into row `k` of `rows` (`N`
+/// rows of `rows.len() / N` entries), and returns the counts. Only range `self_range`
+/// (`usize::MAX`: none) holds the `itself` positions, and only its blocks that hold one
+/// check for them (the points of a batch share one bucket, so one range holds them all).
+/// With `IDS`, each hit is written as `ids[position]` (the caller's index or a packed
+/// identifier, permuted out of one 8-lane load of `ids`); without, as its position (`ids`
+/// unused).
 ///
 /// This is the hot loop of the neighbour lists: per block of 8 candidates, three loads (and
 /// one of `ids`) shared by the `N` points, then per point the distance mask and a
 /// branch-free lookup-table compress straight into its row.
 ///
 /// # Safety
-/// `columns` are padded `PointColumns`, `ids` (with `IDS`) is padded by `LANES` past the
-/// point count, every range lies below the point count, and every row holds at least the
-/// total candidates of `ranges` plus `LANES`.
+/// `columns` are padded `PointColumns` (or packed columns with `LANES` of room), `ids`
+/// (with `IDS`) is padded by `LANES` past the point count, every range lies below the point
+/// count, every `itself[k]` other than `u32::MAX` lies inside range `self_range`, and every
+/// row holds at least the total candidates of `ranges` plus `LANES`.
 #[allow(clippy::too_many_arguments)] // The hot loop's inputs, all used on every block.
 #[inline(always)]
 pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const N: usize>(
@@ -241,10 +243,14 @@ pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const 
         let full_end = end - tail;
         let tail_keep = (1u32 << tail) - 1;
         debug_assert!(
-            index == self_range
-                || itself
-                    .iter()
-                    .all(|&i| (i as usize) < start || (i as usize) >= end),
+            itself.iter().all(|&i| {
+                let inside = (start..end).contains(&(i as usize));
+                if index == self_range {
+                    i == u32::MAX || inside
+                } else {
+                    !inside
+                }
+            }),
             "a point to skip outside the self range"
         );
         if index != self_range {
@@ -257,8 +263,8 @@ pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const 
                 block(full_end, [tail_keep; N], &mut cursors);
             }
         } else {
-            // Only the blocks from the one that holds the first point to skip to the one
-            // that holds the last test for them; the others run as above.
+            // Only the blocks from the one that holds the first point to skip to the one that
+            // holds the last check for them; the blocks before and after keep all lanes.
             let first = itself.iter().copied().min().unwrap_or(u32::MAX) as usize;
             let last = itself
                 .iter()
@@ -338,15 +344,17 @@ impl<T: Real> PackedCandidates<T> {
 
 /// Packs into `out` the candidates of `ranges` within `sqrt(r2)` of the box `lo..=hi` (see
 /// [`Real::box_mask`]), in range order, each with its identifier: `ids[position]` with
-/// `IDS`, its sorted position without. Returns how many were packed and the packed position
-/// of sorted position `first_self` when range `self_range` holds it (`u32::MAX` otherwise).
+/// `IDS`, its position without. Returns how many were packed and, when `self_range` is a
+/// range (not `usize::MAX`), the packed position of `first_self` (`u32::MAX` otherwise).
 ///
-/// Every point of the box is its own candidate at distance 0, so points of the batch that
-/// follow `first_self` in its range follow it in the packed columns too.
+/// Every point inside the box is its own candidate at distance 0 (`r2` is positive), so
+/// the points of a batch that follow `first_self` in its range follow it in the packed
+/// columns too.
 ///
 /// # Safety
 /// `columns` are padded `PointColumns`, `ids` (with `IDS`) is padded by `LANES` past the
-/// point count, and every range lies below the point count.
+/// point count, every range lies below the point count, and range `self_range` (unless
+/// `usize::MAX`) holds `first_self`.
 #[allow(clippy::too_many_arguments)] // The filter's inputs, all used on every block.
 #[inline(always)]
 pub(crate) unsafe fn pack_within_box<T: Real, const IDS: bool>(
@@ -402,6 +410,10 @@ pub(crate) unsafe fn pack_within_box<T: Real, const IDS: bool>(
         let full_end = end - tail;
         let mut base = start;
         if index == self_range {
+            debug_assert!(
+                (start..end).contains(&(first_self as usize)),
+                "the self range does not hold the batch's first point"
+            );
             // The block that holds `first_self` also gives its packed position.
             let offset = (first_self as usize).wrapping_sub(start);
             let self_block = start + offset / LANES * LANES;
@@ -431,51 +443,160 @@ pub(crate) unsafe fn pack_within_box<T: Real, const IDS: bool>(
     (cursor, self_at)
 }
 
-/// For each 8-bit mask, the lanes of its set bits packed to the front.
-pub(crate) static COMPRESS_LANES: [[u32; 8]; 256] = {
-    let mut table = [[0u32; 8]; 256];
-    let mut mask = 0;
-    while mask < 256 {
-        let mut k = 0;
-        let mut lane = 0;
-        while lane < 8 {
-            if mask & (1 << lane) != 0 {
-                table[mask][k] = lane as u32;
-                k += 1;
-            }
-            lane += 1;
-        }
-        mask += 1;
-    }
-    table
-};
-
-/// For each 4-bit mask, the word pairs of its set 64-bit lanes packed to the front (lanes
-/// of 64 bits compressed with a permute of 32-bit words).
-pub(crate) static COMPRESS_PAIRS: [[u32; 8]; 16] = {
-    let mut table = [[0u32; 8]; 16];
-    let mut mask = 0;
-    while mask < 16 {
-        let mut k = 0;
-        let mut lane = 0;
-        while lane < 4 {
-            if mask & (1 << lane) != 0 {
-                table[mask][2 * k] = 2 * lane as u32;
-                table[mask][2 * k + 1] = 2 * lane as u32 + 1;
-                k += 1;
-            }
-            lane += 1;
-        }
-        mask += 1;
-    }
-    table
-};
-
 /// Calls `emit(position)` for each set bit of `mask`, lowest first.
 #[inline(always)]
 pub(crate) fn for_each_hit(base: u32, mut mask: u32, mut emit: impl FnMut(u32)) {
     while mask != 0 {
         emit(base + mask.trailing_zeros());
         mask &= mask - 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hhg_testkit::SplitMix64;
+
+    use super::{PackedCandidates, SimdKernel, gather_many, pack_within_box, range_holding};
+    use crate::real::{LANES, Real};
+
+    /// A padded column of `values` (NaN past the end, as in `PointColumns`).
+    fn padded<T: Real>(values: &[T]) -> Vec<T> {
+        let mut column = values.to_vec();
+        column.resize(values.len() + LANES, T::PAD);
+        column
+    }
+
+    /// Packing a batch's candidates and gathering over them gives, for every point of the
+    /// batch, exactly the candidates of the ranges within `r` except the point itself, in
+    /// range order: ranges shorter than a block, batches at any offset of their range (so the
+    /// first point lands in a full block or in the tail), both identifier modes, and query
+    /// batches that are not in the set.
+    fn packed_gather_matches_brute_force<T: Real>() {
+        let mut rng = SplitMix64::new(21);
+        let r2 = T::from_f64(0.36);
+        for round in 0..3000 {
+            let n = 40 + rng.below(160);
+            let points: Vec<[T; 3]> = (0..n)
+                .map(|_| std::array::from_fn(|_| T::from_f64(rng.range(-1.5, 1.5))))
+                .collect();
+            let columns: [Vec<T>; 3] = std::array::from_fn(|axis| {
+                padded(&points.iter().map(|p| p[axis]).collect::<Vec<_>>())
+            });
+            let columns = [&columns[0][..], &columns[1][..], &columns[2][..]];
+            let ids: Vec<u32> = (0..n as u32).map(|i| i * 7 + 3).chain([0; LANES]).collect();
+            // Up to four disjoint ascending ranges, some shorter than a block.
+            let mut cuts: Vec<u32> = (0..8).map(|_| rng.below(n + 1) as u32).collect();
+            cuts.sort_unstable();
+            let ranges: Vec<(u32, u32)> = cuts
+                .chunks(2)
+                .map(|c| (c[0], c[1]))
+                .filter(|&(s, e)| s < e)
+                .collect();
+            if ranges.is_empty() {
+                continue;
+            }
+            let query = round % 5 == 0;
+            let (batch, itself): (Vec<[T; 3]>, Vec<u32>) = if query {
+                let len = 4 + rng.below(4);
+                let batch = (0..len)
+                    .map(|_| std::array::from_fn(|_| T::from_f64(rng.range(-1.0, 1.0))))
+                    .collect();
+                (batch, vec![u32::MAX; len])
+            } else {
+                let (start, end) = ranges[rng.below(ranges.len())];
+                let first = start + rng.below((end - start) as usize) as u32;
+                let len = (1 + rng.below(6)).min((end - first) as usize);
+                let itself: Vec<u32> = (first..first + len as u32).collect();
+                (itself.iter().map(|&i| points[i as usize]).collect(), itself)
+            };
+            let mut lo = batch[0];
+            let mut hi = batch[0];
+            for p in &batch {
+                for axis in 0..3 {
+                    lo[axis] = if p[axis] < lo[axis] {
+                        p[axis]
+                    } else {
+                        lo[axis]
+                    };
+                    hi[axis] = if p[axis] > hi[axis] {
+                        p[axis]
+                    } else {
+                        hi[axis]
+                    };
+                }
+            }
+            let self_range = range_holding(&ranges, itself[0]);
+            let with_ids = round % 2 == 0;
+            let mut packed = PackedCandidates::default();
+            // SAFETY: the columns and ids are padded by LANES, the ranges lie below n, and
+            // `range_holding` found the range of the batch's first point.
+            let (count, self_at) = unsafe {
+                if with_ids {
+                    pack_within_box::<T, true>(
+                        columns,
+                        &ids,
+                        lo,
+                        hi,
+                        r2,
+                        &ranges,
+                        self_range,
+                        itself[0],
+                        &mut packed,
+                    )
+                } else {
+                    pack_within_box::<T, false>(
+                        columns,
+                        &ids,
+                        lo,
+                        hi,
+                        r2,
+                        &ranges,
+                        self_range,
+                        itself[0],
+                        &mut packed,
+                    )
+                }
+            };
+            assert_eq!(self_at == u32::MAX, query, "round {round}: self position");
+            let whole = [(0, count as u32)];
+            let packed_ranges = &whole[..usize::from(count > 0)];
+            let packed_self = if query { usize::MAX } else { 0 };
+            for (k, p) in batch.iter().enumerate() {
+                let expected: Vec<u32> = ranges
+                    .iter()
+                    .flat_map(|&(s, e)| s..e)
+                    .filter(|&q| q != itself[k])
+                    .filter(|&q| T::distance_squared(*p, points[q as usize]) <= r2)
+                    .map(|q| if with_ids { ids[q as usize] } else { q })
+                    .collect();
+                let skip = if query { u32::MAX } else { self_at + k as u32 };
+                let mut rows = vec![0u32; 2 * (count + LANES)];
+                // SAFETY: the packed columns hold `count` candidates plus LANES of room,
+                // every row holds `count + LANES`, and `skip` lies in the packed range.
+                let [len, _] = unsafe {
+                    gather_many::<T, SimdKernel, true, 2>(
+                        packed.columns(),
+                        packed.ids(),
+                        [*p, *p],
+                        r2,
+                        packed_ranges,
+                        packed_self,
+                        [skip, skip],
+                        &mut rows,
+                    )
+                };
+                assert_eq!(
+                    rows[..len],
+                    expected[..],
+                    "round {round}: point {k} of the batch, ranges {ranges:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn packed_gather_equals_brute_force() {
+        packed_gather_matches_brute_force::<f32>();
+        packed_gather_matches_brute_force::<f64>();
     }
 }

@@ -5,8 +5,6 @@ use std::ops::{Add, Mul, Sub};
 
 use wide::{f32x8, f64x4, u32x8};
 
-use crate::kernel::{COMPRESS_LANES, COMPRESS_PAIRS};
-
 mod sealed {
     pub trait Sealed {}
     impl Sealed for f32 {}
@@ -456,3 +454,43 @@ impl Real for f64 {
         half(0) | (half(1) << 4)
     }
 }
+
+/// For each 8-bit mask, the lanes of its set bits packed to the front.
+pub(crate) static COMPRESS_LANES: [[u32; 8]; 256] = {
+    let mut table = [[0u32; 8]; 256];
+    let mut mask = 0;
+    while mask < 256 {
+        let mut k = 0;
+        let mut lane = 0;
+        while lane < 8 {
+            if mask & (1 << lane) != 0 {
+                table[mask][k] = lane as u32;
+                k += 1;
+            }
+            lane += 1;
+        }
+        mask += 1;
+    }
+    table
+};
+
+/// For each 4-bit mask, the word pairs of its set 64-bit lanes packed to the front (lanes
+/// of 64 bits compressed with a permute of 32-bit words).
+pub(crate) static COMPRESS_PAIRS: [[u32; 8]; 16] = {
+    let mut table = [[0u32; 8]; 16];
+    let mut mask = 0;
+    while mask < 16 {
+        let mut k = 0;
+        let mut lane = 0;
+        while lane < 4 {
+            if mask & (1 << lane) != 0 {
+                table[mask][2 * k] = 2 * lane as u32;
+                table[mask][2 * k + 1] = 2 * lane as u32 + 1;
+                k += 1;
+            }
+            lane += 1;
+        }
+        mask += 1;
+    }
+    table
+};

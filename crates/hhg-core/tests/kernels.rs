@@ -98,7 +98,8 @@ fn distance_masks_simd_equals_scalar() {
 
 /// The box filter never drops a candidate that the distance mask keeps for a point inside
 /// the box: random boxes (flat and single-point ones too), points at the box's corners and
-/// faces and inside it, candidates at exactly `r` from those points and one ulp either side.
+/// faces and inside it, candidates at `p ± r` along one axis (as rounded) and one ulp either
+/// side on that axis.
 /// It also drops what lies clearly out of reach, so a filter that keeps everything fails.
 fn box_filter_keeps_every_hit<T: TestReal>() {
     let mut rng = SplitMix64::new(13);
@@ -126,22 +127,24 @@ fn box_filter_keeps_every_hit<T: TestReal>() {
         let (mut x, mut y, mut z) = ([T::PAD; 8], [T::PAD; 8], [T::PAD; 8]);
         for k in 0..8 {
             let p = points[k % points.len()];
+            // The axis along which the candidate lies at `r`, nudged by one ulp or not.
+            let axis = (k + k / 4) % 3;
             let mut q: [T; 3] = match k % 4 {
                 0 => {
                     let mut q = p;
-                    q[k % 3] = q[k % 3] + r;
+                    q[axis] = q[axis] + r;
                     q
                 }
                 1 => {
                     let mut q = p;
-                    q[(k + 1) % 3] = q[(k + 1) % 3] - r;
+                    q[axis] = q[axis] - r;
                     q
                 }
                 _ => std::array::from_fn(|a| p[a] + T::from_f64(rng.range(-2.0, 2.0))),
             };
             match rng.below(3) {
-                0 => q[0] = q[0].next_up(),
-                1 => q[0] = q[0].next_down(),
+                0 => q[axis] = q[axis].next_up(),
+                1 => q[axis] = q[axis].next_down(),
                 _ => {}
             }
             (x[k], y[k], z[k]) = (q[0], q[1], q[2]);
