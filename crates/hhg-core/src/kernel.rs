@@ -342,10 +342,26 @@ impl<T: Real> PackedCandidates<T> {
     }
 }
 
-/// Packs into `out` the candidates of `ranges` within `sqrt(r2)` of the box `lo..=hi` (see
-/// [`Real::box_mask`]), in range order, each with its identifier: `ids[position]` with
-/// `IDS`, its position without. Returns how many were packed and, when `self_range` is a
-/// range (not `usize::MAX`), the packed position of `first_self` (`u32::MAX` otherwise).
+/// What [`pack_within_box`] packs: the candidates of `ranges` of padded `columns` within
+/// `sqrt(r2)` of the box `lo..=hi`, and where the batch's first point `first_self` is
+/// (range `self_range`, or `usize::MAX` for a batch of query points).
+pub(crate) struct PackRequest<'a, T> {
+    pub(crate) columns: [&'a [T]; 3],
+    /// The identifier of each position (padded by `LANES`), packed with `IDS`.
+    pub(crate) ids: &'a [u32],
+    pub(crate) lo: [T; 3],
+    pub(crate) hi: [T; 3],
+    pub(crate) r2: T,
+    pub(crate) ranges: &'a [(u32, u32)],
+    pub(crate) self_range: usize,
+    pub(crate) first_self: u32,
+}
+
+/// Packs into `out` the candidates of `request.ranges` within `sqrt(r2)` of the box
+/// `lo..=hi` (see [`Real::box_mask`]), in range order, each with its identifier:
+/// `ids[position]` with `IDS`, its position without. Returns how many were packed and, when
+/// `self_range` is a range (not `usize::MAX`), the packed position of `first_self`
+/// (`u32::MAX` otherwise).
 ///
 /// Every point inside the box is its own candidate at distance 0 (`r2` is positive), so
 /// the points of a batch that follow `first_self` in its range follow it in the packed
@@ -355,19 +371,21 @@ impl<T: Real> PackedCandidates<T> {
 /// `columns` are padded `PointColumns`, `ids` (with `IDS`) is padded by `LANES` past the
 /// point count, every range lies below the point count, and range `self_range` (unless
 /// `usize::MAX`) holds `first_self`.
-#[allow(clippy::too_many_arguments)] // The filter's inputs, all used on every block.
 #[inline(always)]
 pub(crate) unsafe fn pack_within_box<T: Real, const IDS: bool>(
-    columns: [&[T]; 3],
-    ids: &[u32],
-    lo: [T; 3],
-    hi: [T; 3],
-    r2: T,
-    ranges: &[(u32, u32)],
-    self_range: usize,
-    first_self: u32,
+    request: &PackRequest<'_, T>,
     out: &mut PackedCandidates<T>,
 ) -> (usize, u32) {
+    let PackRequest {
+        columns,
+        ids,
+        lo,
+        hi,
+        r2,
+        ranges,
+        self_range,
+        first_self,
+    } = *request;
     let candidates: usize = ranges.iter().map(|&(s, e)| (e - s) as usize).sum();
     out.make_room(candidates + LANES);
     let dst = [out.x.as_mut_ptr(), out.y.as_mut_ptr(), out.z.as_mut_ptr()];
@@ -456,7 +474,9 @@ pub(crate) fn for_each_hit(base: u32, mut mask: u32, mut emit: impl FnMut(u32)) 
 mod tests {
     use hhg_testkit::SplitMix64;
 
-    use super::{PackedCandidates, SimdKernel, gather_many, pack_within_box, range_holding};
+    use super::{
+        PackRequest, PackedCandidates, SimdKernel, gather_many, pack_within_box, range_holding,
+    };
     use crate::real::{LANES, Real};
 
     /// A padded column of `values` (NaN past the end, as in `PointColumns`).
@@ -528,33 +548,23 @@ mod tests {
             let self_range = range_holding(&ranges, itself[0]);
             let with_ids = round % 2 == 0;
             let mut packed = PackedCandidates::default();
+            let request = PackRequest {
+                columns,
+                ids: &ids,
+                lo,
+                hi,
+                r2,
+                ranges: &ranges,
+                self_range,
+                first_self: itself[0],
+            };
             // SAFETY: the columns and ids are padded by LANES, the ranges lie below n, and
             // `range_holding` found the range of the batch's first point.
             let (count, self_at) = unsafe {
                 if with_ids {
-                    pack_within_box::<T, true>(
-                        columns,
-                        &ids,
-                        lo,
-                        hi,
-                        r2,
-                        &ranges,
-                        self_range,
-                        itself[0],
-                        &mut packed,
-                    )
+                    pack_within_box::<T, true>(&request, &mut packed)
                 } else {
-                    pack_within_box::<T, false>(
-                        columns,
-                        &ids,
-                        lo,
-                        hi,
-                        r2,
-                        &ranges,
-                        self_range,
-                        itself[0],
-                        &mut packed,
-                    )
+                    pack_within_box::<T, false>(&request, &mut packed)
                 }
             };
             assert_eq!(self_at == u32::MAX, query, "round {round}: self position");

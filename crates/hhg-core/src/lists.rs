@@ -16,8 +16,8 @@ use crate::error::Error;
 use crate::geometry::{CellTable, Kernel, Points, first_non_finite};
 use crate::grid::{Grid, Ranges};
 use crate::kernel::{
-    BATCH, GATHER_GROUP, MaskKernel, PackedCandidates, ScalarKernel, SimdKernel, for_each_hit,
-    gather_many, gather_point, pack_within_box, range_holding, scan_batch,
+    BATCH, GATHER_GROUP, MaskKernel, PackRequest, PackedCandidates, ScalarKernel, SimdKernel,
+    for_each_hit, gather_many, gather_point, pack_within_box, range_holding, scan_batch,
 };
 use crate::parallel::{DisjointSlice, exclusive_scan, prefetch};
 use crate::real::{LANES, Real};
@@ -458,36 +458,27 @@ fn gather_batch<T: Real, K: MaskKernel>(
     }
     let mut packed = std::mem::take(&mut part.packed);
     let (lo, hi) = bounding_box(&batch.points[..batch.len]);
+    // Lists with distances pack sorted positions (to find each hit's coordinates), the
+    // others the caller's indices.
+    let request = PackRequest {
+        columns: grid.sorted.padded(),
+        ids: &grid.order[..],
+        lo,
+        hi,
+        r2: grid.r2,
+        ranges: ranges.as_slice(),
+        self_range,
+        first_self: batch.itself[0],
+    };
     // SAFETY: the ranges come from this grid's bucket starts (below its point count), the
     // columns are its padded columns, `order` is padded by LANES past the point count (see
     // `Grid::build_points`), and `range_holding` found the range that holds the batch's
-    // first point. Lists with distances pack sorted positions (to find each hit's
-    // coordinates), the others the caller's indices.
+    // first point.
     let (count, self_at) = unsafe {
         if with_distances {
-            pack_within_box::<T, false>(
-                grid.sorted.padded(),
-                &grid.order[..],
-                lo,
-                hi,
-                grid.r2,
-                ranges.as_slice(),
-                self_range,
-                batch.itself[0],
-                &mut packed,
-            )
+            pack_within_box::<T, false>(&request, &mut packed)
         } else {
-            pack_within_box::<T, true>(
-                grid.sorted.padded(),
-                &grid.order[..],
-                lo,
-                hi,
-                grid.r2,
-                ranges.as_slice(),
-                self_range,
-                batch.itself[0],
-                &mut packed,
-            )
+            pack_within_box::<T, true>(&request, &mut packed)
         }
     };
     // The batch's points are consecutive in their bucket and all kept, so they stay
