@@ -342,6 +342,24 @@ impl<T: Real> PackedCandidates<T> {
     }
 }
 
+/// The bounding box of `points`.
+#[inline(always)]
+pub(crate) fn bounding_box<T: Real>(points: &[[T; 3]]) -> ([T; 3], [T; 3]) {
+    let mut lo = points[0];
+    let mut hi = points[0];
+    for p in &points[1..] {
+        for axis in 0..3 {
+            if p[axis] < lo[axis] {
+                lo[axis] = p[axis];
+            }
+            if p[axis] > hi[axis] {
+                hi[axis] = p[axis];
+            }
+        }
+    }
+    (lo, hi)
+}
+
 /// What [`pack_within_box`] packs: the candidates of `ranges` of padded `columns` within
 /// `sqrt(r2)` of the box `lo..=hi`, and where the batch's first point `first_self` is
 /// (range `self_range`, or `usize::MAX` for a batch of query points).
@@ -475,7 +493,8 @@ mod tests {
     use hhg_testkit::SplitMix64;
 
     use super::{
-        PackRequest, PackedCandidates, SimdKernel, gather_many, pack_within_box, range_holding,
+        PackRequest, PackedCandidates, SimdKernel, bounding_box, gather_many, pack_within_box,
+        range_holding,
     };
     use crate::real::{LANES, Real};
 
@@ -529,22 +548,7 @@ mod tests {
                 let itself: Vec<u32> = (first..first + len as u32).collect();
                 (itself.iter().map(|&i| points[i as usize]).collect(), itself)
             };
-            let mut lo = batch[0];
-            let mut hi = batch[0];
-            for p in &batch {
-                for axis in 0..3 {
-                    lo[axis] = if p[axis] < lo[axis] {
-                        p[axis]
-                    } else {
-                        lo[axis]
-                    };
-                    hi[axis] = if p[axis] > hi[axis] {
-                        p[axis]
-                    } else {
-                        hi[axis]
-                    };
-                }
-            }
+            let (lo, hi) = bounding_box(&batch);
             let self_range = range_holding(&ranges, itself[0]);
             let with_ids = round % 2 == 0;
             let mut packed = PackedCandidates::default();

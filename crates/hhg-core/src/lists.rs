@@ -17,7 +17,8 @@ use crate::geometry::{CellTable, Kernel, Points, first_non_finite};
 use crate::grid::{Grid, Ranges};
 use crate::kernel::{
     BATCH, GATHER_GROUP, MaskKernel, PackRequest, PackedCandidates, ScalarKernel, SimdKernel,
-    for_each_hit, gather_many, gather_point, pack_within_box, range_holding, scan_batch,
+    bounding_box, for_each_hit, gather_many, gather_point, pack_within_box, range_holding,
+    scan_batch,
 };
 use crate::parallel::{DisjointSlice, exclusive_scan, prefetch};
 use crate::real::{LANES, Real};
@@ -392,24 +393,6 @@ impl<T: Real> Batch<T> {
 /// box before the points test them (see [`pack_within_box`]); smaller batches test the
 /// ranges directly, since the filter costs about as much as two points' tests.
 const PACK_MIN: usize = 4;
-
-/// The bounding box of `points`.
-#[inline(always)]
-fn bounding_box<T: Real>(points: &[[T; 3]]) -> ([T; 3], [T; 3]) {
-    let mut lo = points[0];
-    let mut hi = points[0];
-    for p in &points[1..] {
-        for axis in 0..3 {
-            if p[axis] < lo[axis] {
-                lo[axis] = p[axis];
-            }
-            if p[axis] > hi[axis] {
-                hi[axis] = p[axis];
-            }
-        }
-    }
-    (lo, hi)
-}
 
 /// Gathers the lists of a batch into `part`: each point's hits (without the point itself)
 /// are compressed straight to the end of the part's lists, mapped to the caller's numbering

@@ -456,41 +456,33 @@ impl Real for f64 {
 }
 
 /// For each 8-bit mask, the lanes of its set bits packed to the front.
-pub(crate) static COMPRESS_LANES: [[u32; 8]; 256] = {
-    let mut table = [[0u32; 8]; 256];
-    let mut mask = 0;
-    while mask < 256 {
-        let mut k = 0;
-        let mut lane = 0;
-        while lane < 8 {
-            if mask & (1 << lane) != 0 {
-                table[mask][k] = lane as u32;
-                k += 1;
-            }
-            lane += 1;
-        }
-        mask += 1;
-    }
-    table
-};
+pub(crate) static COMPRESS_LANES: [[u32; 8]; 256] = compress_table(1);
 
 /// For each 4-bit mask, the word pairs of its set 64-bit lanes packed to the front (lanes
 /// of 64 bits compressed with a permute of 32-bit words).
-pub(crate) static COMPRESS_PAIRS: [[u32; 8]; 16] = {
-    let mut table = [[0u32; 8]; 16];
+pub(crate) static COMPRESS_PAIRS: [[u32; 8]; 16] = compress_table(2);
+
+/// The permutes that compress lanes of `words` 32-bit words each (8 / `words` lanes, one
+/// mask bit per lane): for each of the `MASKS` masks, the words of its set lanes packed to
+/// the front, in order.
+const fn compress_table<const MASKS: usize>(words: usize) -> [[u32; 8]; MASKS] {
+    let mut table = [[0u32; 8]; MASKS];
     let mut mask = 0;
-    while mask < 16 {
+    while mask < MASKS {
         let mut k = 0;
         let mut lane = 0;
-        while lane < 4 {
+        while lane < LANES / words {
             if mask & (1 << lane) != 0 {
-                table[mask][2 * k] = 2 * lane as u32;
-                table[mask][2 * k + 1] = 2 * lane as u32 + 1;
-                k += 1;
+                let mut word = 0;
+                while word < words {
+                    table[mask][k] = (lane * words + word) as u32;
+                    k += 1;
+                    word += 1;
+                }
             }
             lane += 1;
         }
         mask += 1;
     }
     table
-};
+}
