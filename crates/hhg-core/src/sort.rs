@@ -11,6 +11,17 @@ const MIN_PART: usize = 1 << 15;
 /// Buckets per rayon task when turning histograms into cursors.
 const CURSOR_BLOCK: usize = 1 << 14;
 
+/// Tables with at least this many buckets sort in two passes (see [`grouped_sort`]): one
+/// histogram row per thread over all buckets (2 MiB and more) no longer fits in the cache,
+/// so nearly every count and every cursor is a miss. Measured at 1M points: 2M buckets
+/// 18-22 -> 8 ms, 512k buckets about 1.5 ms faster on two threads and equal on one, 256k
+/// buckets (a 1 MiB row) 6-7 -> 10 ms on one thread, so it keeps the single pass.
+const GROUPED_MIN_BUCKETS: usize = 1 << 19;
+
+/// Bits of a key below its group in [`grouped_sort`]: groups of 1024 buckets, whose
+/// histogram (4 KiB) stays in the first-level cache.
+const GROUP_BITS: u32 = 10;
+
 /// Reusable buffers of the counting sort.
 #[derive(Debug, Default)]
 pub struct SortScratch {
@@ -18,12 +29,15 @@ pub struct SortScratch {
     cursors: Vec<u32>,
     /// Block totals of the prefix sum.
     scan: Vec<u32>,
+    /// The points in group order between the two passes of [`grouped_sort`]: each point's
+    /// bucket within its group above its index.
+    grouped: Vec<u64>,
 }
 
 impl SortScratch {
     /// The bytes the scratch buffers hold.
     pub(crate) fn heap_bytes(&self) -> usize {
-        4 * (self.cursors.capacity() + self.scan.capacity())
+        4 * (self.cursors.capacity() + self.scan.capacity()) + 8 * self.grouped.capacity()
     }
 }
 
@@ -61,6 +75,10 @@ pub fn counting_sort(
         .max(1);
     let part_len = n.div_ceil(parts).max(1);
     let parts = n.div_ceil(part_len).max(1);
+    if buckets >= GROUPED_MIN_BUCKETS {
+        grouped_sort(keys, buckets, part_len, starts, order, scratch);
+        return n == 0;
+    }
 
     let cursors = &mut scratch.cursors;
     cursors.resize(parts * buckets, 0);
@@ -130,6 +148,103 @@ pub fn counting_sort(
     n == 0
 }
 
+/// The counting sort for tables of many buckets (at least [`GROUPED_MIN_BUCKETS`]), in two
+/// passes that stay in the cache: a stable counting sort of the points by group (the key's
+/// bits above [`GROUP_BITS`], a histogram of a few thousand counts per part of `part_len`
+/// keys), then, for each group in parallel, a counting sort of its points by bucket that
+/// also writes the group's bucket starts. Both passes are stable, so the result is the one
+/// stable order, whatever the thread count.
+///
+/// At 1M points in a hashed table of 2M buckets, the single pass kept one histogram of 8 MB
+/// per thread and spent ~20 ms on misses; see docs/performance.md.
+fn grouped_sort(
+    keys: &[u32],
+    buckets: usize,
+    part_len: usize,
+    starts: &mut Vec<u32>,
+    order: &mut Vec<u32>,
+    scratch: &mut SortScratch,
+) {
+    let n = keys.len();
+    let groups = buckets.div_ceil(1 << GROUP_BITS);
+    let parts = n.div_ceil(part_len).max(1);
+    // Pass 1: per part, the points of each group; cursors by (group, part).
+    let cursors = &mut scratch.cursors;
+    cursors.clear();
+    cursors.resize(parts * groups, 0);
+    cursors
+        .par_chunks_mut(groups)
+        .zip(keys.par_chunks(part_len))
+        .for_each(|(histogram, keys)| {
+            for &key in keys {
+                debug_assert!((key as usize) < buckets, "key {key} but {buckets} buckets");
+                histogram[(key >> GROUP_BITS) as usize] += 1;
+            }
+        });
+    // Group starts, then each part's cursor in each group (a few thousand counts: serial).
+    let mut group_starts = vec![0u32; groups + 1];
+    let mut running = 0u32;
+    for g in 0..groups {
+        group_starts[g] = running;
+        for p in 0..parts {
+            let count = cursors[p * groups + g];
+            cursors[p * groups + g] = running;
+            running += count;
+        }
+    }
+    group_starts[groups] = running;
+    debug_assert_eq!(running as usize, n);
+    let grouped = &mut scratch.grouped;
+    grouped.resize(n, 0);
+    let grouped_shared = DisjointSlice::new(grouped.as_mut_slice());
+    let low = (1u32 << GROUP_BITS) - 1;
+    cursors
+        .par_chunks_mut(groups)
+        .zip(keys.par_chunks(part_len))
+        .enumerate()
+        .for_each(|(part, (cursor, keys))| {
+            let base = part * part_len;
+            for (k, &key) in keys.iter().enumerate() {
+                let slot = &mut cursor[(key >> GROUP_BITS) as usize];
+                let entry = (u64::from(key & low) << 32) | (base + k) as u64;
+                // SAFETY: the cursors of all parts and groups partition 0..n, and each
+                // advances only inside its own (group, part) range, so every position is
+                // written by exactly one task, once; positions are < n = grouped.len().
+                unsafe { grouped_shared.write(*slot as usize, entry) };
+                *slot += 1;
+            }
+        });
+    // Pass 2: each group's points by bucket, with the group's bucket starts.
+    order.resize(n, 0);
+    starts.resize(buckets + 1, 0);
+    starts[buckets] = n as u32;
+    let order_shared = DisjointSlice::new(order.as_mut_slice());
+    let grouped = &scratch.grouped[..];
+    starts[..buckets]
+        .par_chunks_mut(1 << GROUP_BITS)
+        .enumerate()
+        .for_each(|(g, group_bucket_starts)| {
+            let (from, to) = (group_starts[g] as usize, group_starts[g + 1] as usize);
+            let mut cursor = [0u32; 1 << GROUP_BITS];
+            for &entry in &grouped[from..to] {
+                cursor[(entry >> 32) as usize] += 1;
+            }
+            let mut running = from as u32;
+            for (count, start) in cursor.iter_mut().zip(group_bucket_starts.iter_mut()) {
+                *start = running;
+                running += std::mem::replace(count, running);
+            }
+            // SAFETY: the groups' ranges `from..to` partition 0..n (group starts are an
+            // exclusive scan of the group counts), and only this task touches its own.
+            let out = unsafe { order_shared.range_mut(from, to - from) };
+            for &entry in &grouped[from..to] {
+                let slot = &mut cursor[(entry >> 32) as usize];
+                out[*slot as usize - from] = entry as u32;
+                *slot += 1;
+            }
+        });
+}
+
 /// The counting sort of keys that already ascend (points given in cell order, the steady
 /// state of a solver that reorders its particles): the order is the identity, and bucket
 /// `b` starts at the first position whose key reaches `b`. No histogram, no scatter: at 1M
@@ -176,21 +291,27 @@ fn identity_sort(keys: &[u32], buckets: usize, starts: &mut Vec<u32>, order: &mu
 
 #[cfg(test)]
 mod tests {
-    use super::{SortScratch, counting_sort};
+    use super::{GROUPED_MIN_BUCKETS, SortScratch, counting_sort};
 
     /// The stable order and bucket starts, the slow and obvious way.
     fn reference(keys: &[u32], buckets: usize) -> (Vec<u32>, Vec<u32>) {
         let mut order: Vec<u32> = (0..keys.len() as u32).collect();
         order.sort_by_key(|&i| keys[i as usize]);
-        let starts = (0..=buckets)
-            .map(|b| keys.iter().filter(|&&k| (k as usize) < b).count() as u32)
-            .collect();
+        let mut starts = vec![0u32; buckets + 1];
+        for &key in keys {
+            starts[key as usize + 1] += 1;
+        }
+        for b in 0..buckets {
+            starts[b + 1] += starts[b];
+        }
         (order, starts)
     }
 
     /// Keys in random order and the same keys ascending (the shortcut that skips the
     /// histogram) give the reference order and starts: gaps, repeats, empty leading and
-    /// trailing buckets, one key, and more keys than one part of the parallel sort holds.
+    /// trailing buckets, one key, and more keys than one part of the parallel sort holds;
+    /// tables of at least `GROUPED_MIN_BUCKETS` buckets (the two-pass sort) with a whole
+    /// and a partial last group, and with no key at all.
     #[test]
     fn sorts_random_and_ascending_keys() {
         let mut state = 0x2545_f491_4f6c_dd1du64;
@@ -200,13 +321,18 @@ mod tests {
             state ^= state << 17;
             state
         };
-        let cases: [(usize, usize); 6] = [
+        const { assert!(GROUPED_MIN_BUCKETS <= 1 << 19) };
+        let cases: [(usize, usize); 10] = [
             (1, 1),
             (1, 9),
             (7, 3),
             (100, 1000),
             (5000, 40),
             (70_000, 300),
+            (0, 1 << 19),
+            (3, 1 << 19),
+            (5000, 1 << 19),
+            (100_000, 600_007),
         ];
         for (n, buckets) in cases {
             let random: Vec<u32> = (0..n).map(|_| (next() % buckets as u64) as u32).collect();
