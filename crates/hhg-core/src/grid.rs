@@ -310,6 +310,34 @@ pub(crate) fn full_neighbourhood(starts: &[u32], table: &CellTable, b: [u32; 3])
     ranges
 }
 
+/// The buckets around the `width` buckets of one row from bucket coordinates `b` on (`b`
+/// and the `width - 1` after it in x), as the 9 rows `x - 1 ..= x + width` of position
+/// ranges; `width` 1 is [`full_neighbourhood`]. For a wider run, the run and its two
+/// neighbours in x must not wrap: `b[0] >= 1` and `b[0] + width` at most the last x.
+#[inline]
+pub(crate) fn run_neighbourhood(
+    starts: &[u32],
+    table: &CellTable,
+    b: [u32; 3],
+    width: u32,
+) -> Ranges {
+    if width == 1 {
+        return full_neighbourhood(starts, table, b);
+    }
+    debug_assert!(b[0] >= 1 && b[0] + width < 1u32 << table.shift[0]);
+    let mut ranges = Ranges::default();
+    for dz in -1..=1 {
+        for dy in -1..=1 {
+            let row = row_base(table, b[1], b[2], dy, dz);
+            ranges.push(
+                starts[(row + b[0] - 1) as usize],
+                starts[(row + b[0] + width + 1) as usize],
+            );
+        }
+    }
+    ranges
+}
+
 /// The 13 forward neighbours of bucket `b` (coordinates `bc`) as position ranges: the
 /// `x + 1` bucket of its own row, then the rows `(dy, dz)` in `(+1, 0)`, `(-1..=1, +1)`.
 /// With the backward 13 being some other bucket's forward ones, every pair of distinct

@@ -14,7 +14,7 @@ use wide::u32x8;
 
 use crate::error::Error;
 use crate::geometry::{CellTable, Kernel, Points, first_non_finite};
-use crate::grid::{Grid, Ranges};
+use crate::grid::{Grid, Ranges, run_neighbourhood};
 use crate::kernel::{
     BATCH, GATHER_GROUP, MaskKernel, PackRequest, PackedCandidates, ScalarKernel, SimdKernel,
     bounding_box, for_each_hit, gather_many, gather_point, pack_within_box, range_holding,
@@ -394,6 +394,19 @@ impl<T: Real> Batch<T> {
 /// ranges directly, since the filter costs about as much as two points' tests.
 const PACK_MIN: usize = 4;
 
+/// Sparse buckets search in runs: a bucket with fewer than this many points takes the
+/// buckets after it in its row into its batch while the run holds at most this many points
+/// (and spans at most [`RUN_WIDTH`] buckets), so that one neighbourhood of 9 wider rows
+/// serves them all and their batch is large enough to pack its candidates. On the
+/// clustered cloud, where 43 % of the points lie in buckets of at most 4, this took the
+/// list pass from 1,220 to 1,140 instructions per point (callgrind, 1M in cell order);
+/// uniform points and the dam break stay within 1 %.
+const RUN_POINTS: usize = 8;
+
+/// The most buckets in one run (see [`RUN_POINTS`]): 3, 5 and 8 measured 1,160, 1,148 and
+/// 1,140 instructions per point on the clustered cloud.
+const RUN_WIDTH: u32 = 8;
+
 /// Gathers the lists of a batch into `part`: each point's hits (without the point itself)
 /// are compressed straight to the end of the part's lists, mapped to the caller's numbering
 /// and sorted where the mapping broke the order; the list of `batch.slots[j]` is recorded
@@ -701,8 +714,9 @@ impl<T: Real> Grid<T> {
     }
 
     /// Calls `visit(ranges, batch)` for the points of a unit's buckets in batches of up to
-    /// [`BATCH`], with each bucket's full neighbourhood computed once. Slots are sorted
-    /// positions here; callers map them.
+    /// [`BATCH`], with each bucket's full neighbourhood computed once, or once for a run of
+    /// sparse buckets of one row (see [`RUN_POINTS`]). Slots are sorted positions here;
+    /// callers map them.
     #[inline(always)]
     fn walk_unit_batches(
         &self,
@@ -711,12 +725,30 @@ impl<T: Real> Grid<T> {
         mut visit: impl FnMut(&Ranges, &Batch<T>),
     ) {
         let mut batch = Batch::new();
-        for b in unit.0..unit.1 {
-            let (start, end) = self.bucket_range(b);
+        let last_x = (1u32 << table.shift[0]) - 1;
+        let mut b = unit.0;
+        while b < unit.1 {
+            let (start, mut end) = self.bucket_range(b);
             if start == end {
+                b += 1;
                 continue;
             }
-            let ranges = self.full_neighbourhood(table, table.bucket_coords(b));
+            let coords = table.bucket_coords(b);
+            // A sparse bucket takes the next buckets of its row (of this unit) into its run,
+            // as long as neither the run nor its neighbours in x wrap around the row.
+            let mut width = 1;
+            if ((end - start) as usize) < RUN_POINTS && coords[0] >= 1 {
+                while b + width < unit.1 && coords[0] + width < last_x && width < RUN_WIDTH {
+                    let next_end = self.starts[(b + width) as usize + 1];
+                    if (next_end - start) as usize > RUN_POINTS {
+                        break;
+                    }
+                    width += 1;
+                    end = next_end;
+                }
+            }
+            let ranges = run_neighbourhood(&self.starts, table, coords, width);
+            b += width;
             let mut p = start;
             while p < end {
                 batch.len = 0;
