@@ -32,12 +32,15 @@ pub struct SortScratch {
     /// The points in group order between the two passes of [`grouped_sort`]: each point's
     /// bucket within its group above its index.
     grouped: Vec<u64>,
+    /// The start of each group in `grouped`, and the end.
+    group_starts: Vec<u32>,
 }
 
 impl SortScratch {
     /// The bytes the scratch buffers hold.
     pub(crate) fn heap_bytes(&self) -> usize {
-        4 * (self.cursors.capacity() + self.scan.capacity()) + 8 * self.grouped.capacity()
+        4 * (self.cursors.capacity() + self.scan.capacity() + self.group_starts.capacity())
+            + 8 * self.grouped.capacity()
     }
 }
 
@@ -182,7 +185,8 @@ fn grouped_sort(
             }
         });
     // Group starts, then each part's cursor in each group (a few thousand counts: serial).
-    let mut group_starts = vec![0u32; groups + 1];
+    let group_starts = &mut scratch.group_starts;
+    group_starts.resize(groups + 1, 0);
     let mut running = 0u32;
     for g in 0..groups {
         group_starts[g] = running;
@@ -220,6 +224,7 @@ fn grouped_sort(
     starts[buckets] = n as u32;
     let order_shared = DisjointSlice::new(order.as_mut_slice());
     let grouped = &scratch.grouped[..];
+    let group_starts = &scratch.group_starts[..];
     starts[..buckets]
         .par_chunks_mut(1 << GROUP_BITS)
         .enumerate()
