@@ -237,6 +237,12 @@ impl<T: Real> Grid<T> {
         cut_units(&self.starts, n, UNIT_POINTS, &mut self.units);
     }
 
+    /// The points in the buckets of work unit `unit`.
+    #[inline]
+    pub(crate) fn unit_points(&self, unit: (u32, u32)) -> usize {
+        (self.starts[unit.1 as usize] - self.starts[unit.0 as usize]) as usize
+    }
+
     /// Sorted positions of bucket `b`.
     #[inline(always)]
     pub(crate) fn bucket_range(&self, b: u32) -> (u32, u32) {

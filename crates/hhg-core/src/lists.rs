@@ -20,7 +20,7 @@ use crate::kernel::{
     bounding_box, for_each_hit, gather_many, gather_point, pack_within_box, range_holding,
     scan_batch,
 };
-use crate::parallel::{DisjointSlice, exclusive_scan, prefetch};
+use crate::parallel::{DisjointSlice, exclusive_scan, prefetch, reserve_with_slack};
 use crate::real::{LANES, Real};
 use crate::smallsort::{NETWORK_MAX, sort_padded};
 
@@ -94,10 +94,13 @@ struct PartBuffer<T> {
 }
 
 impl<T: Copy + Default> PartBuffer<T> {
-    fn clear(&mut self) {
+    /// Empties the part for `lists` searching points, with room to record them all.
+    fn start(&mut self, lists: usize) {
         self.filled = 0;
         self.slots.clear();
         self.lens.clear();
+        reserve_with_slack(&mut self.slots, lists);
+        reserve_with_slack(&mut self.lens, lists);
     }
 
     /// Makes `entries[..len]` (and the distances, when requested) addressable, growing the
@@ -778,7 +781,7 @@ impl<T: Real> Grid<T> {
             .par_iter()
             .zip(out.parts[..parts].par_iter_mut())
             .for_each(|(&unit, part)| {
-                part.clear();
+                part.start(self.unit_points(unit));
                 self.walk_unit_batches(table, unit, |ranges, batch| {
                     // The batch's slots are sorted positions; lists go to caller indices.
                     let list_of = |p: usize| self.order[p] as usize;
@@ -927,8 +930,8 @@ impl<T: Real> Grid<T> {
             .par_iter_mut()
             .enumerate()
             .for_each(|(chunk, part)| {
-                part.clear();
                 let range = chunk * QUERY_CHUNK..((chunk + 1) * QUERY_CHUNK).min(count);
+                part.start(range.len());
                 self.walk_searcher_batches(table, range, &searcher, |ranges, batch| {
                     gather_batch::<T, K>(self, ranges, batch, part, with_distances, |k| k);
                 });

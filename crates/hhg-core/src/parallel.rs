@@ -1,5 +1,6 @@
-//! Small parallel building blocks: disjoint writes through a shared slice, a prefix sum, and
-//! a cache prefetch hint for the random accesses they make.
+//! Small parallel building blocks: disjoint writes through a shared slice, a prefix sum, a
+//! cache prefetch hint for the random accesses they make, and the growth rule of per-unit
+//! buffers.
 
 use std::marker::PhantomData;
 
@@ -127,4 +128,17 @@ fn scan_block<V: Copy + Default + std::ops::Add<Output = V>>(values: &mut [V], s
         running = running + count;
     }
     running
+}
+
+/// The slack a per-unit buffer gets when it grows: an eighth. The buffers of a work unit are
+/// sized by what that unit met in earlier steps; points that moved a little change a unit's
+/// counts by a little, and the slack keeps those steps from allocating.
+pub(crate) const GROWTH_SLACK: usize = 8;
+
+/// Makes room for `needed` values in `buffer` (beyond none it holds now): when its capacity
+/// falls short, it grows to `needed` plus [`GROWTH_SLACK`].
+pub(crate) fn reserve_with_slack<V>(buffer: &mut Vec<V>, needed: usize) {
+    if buffer.capacity() < needed {
+        buffer.reserve_exact(needed + needed / GROWTH_SLACK - buffer.len());
+    }
 }

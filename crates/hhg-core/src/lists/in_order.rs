@@ -233,7 +233,7 @@ impl<T: Real> Grid<T> {
                         break;
                     }
                     let mut part = worker.free.pop().unwrap_or_default();
-                    part.clear();
+                    part.start(self.unit_points(self.units[unit]));
                     self.walk_unit_batches(table, self.units[unit], |ranges, batch| {
                         // In cell order a point's list is its sorted position's.
                         gather_batch::<T, K>(self, ranges, batch, &mut part, with_distances, |p| p);
