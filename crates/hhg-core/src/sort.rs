@@ -79,24 +79,12 @@ pub fn counting_sort(
     let part_len = n.div_ceil(parts).max(1);
     let parts = n.div_ceil(part_len).max(1);
     if buckets >= GROUPED_MIN_BUCKETS {
-        grouped_sort(keys, buckets, part_len, starts, order, scratch);
+        grouped_sort(keys, buckets, (parts, part_len), starts, order, scratch);
         return n == 0;
     }
 
     let cursors = &mut scratch.cursors;
-    cursors.resize(parts * buckets, 0);
-    cursors
-        .par_chunks_mut(buckets)
-        .zip(keys.par_chunks(part_len))
-        .for_each(|(histogram, keys)| {
-            histogram.fill(0);
-            for &key in keys {
-                histogram[key as usize] += 1;
-            }
-        });
-    if n == 0 {
-        cursors.fill(0);
-    }
+    count_parts(cursors, buckets, keys, part_len, |key| key as usize);
 
     // Bucket starts: the sum over parts, scanned.
     starts.resize(buckets + 1, 0);
@@ -131,30 +119,81 @@ pub fn counting_sort(
         });
 
     order.resize(n, 0);
-    let order_shared = DisjointSlice::new(order.as_mut_slice());
+    scatter_parts(
+        cursors,
+        buckets,
+        keys,
+        part_len,
+        |key| key as usize,
+        |_, index| index as u32,
+        order,
+    );
+    // The keys did not ascend, so the order is the identity only if there are none.
+    n == 0
+}
+
+/// Counts, for each part of `part_len` keys, how many keys fall in each of `rows` rows
+/// (`row_of(key)`), into `cursors` (one row of counts per part, zeroed first).
+fn count_parts(
+    cursors: &mut Vec<u32>,
+    rows: usize,
+    keys: &[u32],
+    part_len: usize,
+    row_of: impl Fn(u32) -> usize + Sync,
+) {
+    let parts = keys.len().div_ceil(part_len).max(1);
+    cursors.resize(parts * rows, 0);
     cursors
-        .par_chunks_mut(buckets)
+        .par_chunks_mut(rows)
+        .zip(keys.par_chunks(part_len))
+        .for_each(|(histogram, keys)| {
+            histogram.fill(0);
+            for &key in keys {
+                histogram[row_of(key)] += 1;
+            }
+        });
+    if keys.is_empty() {
+        // No part ran: the one row is zeroed here.
+        cursors.fill(0);
+    }
+}
+
+/// The stable scatter of a counting sort: each part of `part_len` keys writes, in key order,
+/// `value(key, index)` of every key at its row's cursor in `cursors` (the part's row of
+/// write positions, `rows` long, turned from counts by the caller) and advances it.
+fn scatter_parts<V: Copy + Send + Sync>(
+    cursors: &mut [u32],
+    rows: usize,
+    keys: &[u32],
+    part_len: usize,
+    row_of: impl Fn(u32) -> usize + Sync,
+    value: impl Fn(u32, usize) -> V + Sync,
+    out: &mut [V],
+) {
+    let out_len = out.len();
+    let out = DisjointSlice::new(out);
+    cursors
+        .par_chunks_mut(rows)
         .zip(keys.par_chunks(part_len))
         .enumerate()
         .for_each(|(part, (cursor, keys))| {
             let base = part * part_len;
             for (k, &key) in keys.iter().enumerate() {
-                let slot = &mut cursor[key as usize];
-                // SAFETY: the cursors of all parts and buckets partition 0..n, each cursor
-                // advances only inside its own (bucket, part) range, so every position is
-                // written by exactly one task, once; positions are < n = order.len().
-                unsafe { order_shared.write(*slot as usize, (base + k) as u32) };
+                let slot = &mut cursor[row_of(key)];
+                debug_assert!((*slot as usize) < out_len, "a cursor past the output");
+                // SAFETY: the cursors of all parts and rows partition 0..n (n = out.len(),
+                // the keys' count), each cursor advances only inside its own (row, part)
+                // range, so every position is written by exactly one task, once.
+                unsafe { out.write(*slot as usize, value(key, base + k)) };
                 *slot += 1;
             }
         });
-    // The keys did not ascend, so the order is the identity only if there are none.
-    n == 0
 }
 
 /// The counting sort for tables of many buckets (at least [`GROUPED_MIN_BUCKETS`]), in two
 /// passes that stay in the cache: a stable counting sort of the points by group (the key's
 /// bits above [`GROUP_BITS`], a histogram of a few thousand counts per part of `part_len`
-/// keys), then, for each group in parallel, a counting sort of its points by bucket that
+/// keys, `parts` of them), then, for each group in parallel, a counting sort of its points by bucket that
 /// also writes the group's bucket starts. Both passes are stable, so the result is the one
 /// stable order, whatever the thread count.
 ///
@@ -163,27 +202,19 @@ pub fn counting_sort(
 fn grouped_sort(
     keys: &[u32],
     buckets: usize,
-    part_len: usize,
+    (parts, part_len): (usize, usize),
     starts: &mut Vec<u32>,
     order: &mut Vec<u32>,
     scratch: &mut SortScratch,
 ) {
     let n = keys.len();
     let groups = buckets.div_ceil(1 << GROUP_BITS);
-    let parts = n.div_ceil(part_len).max(1);
     // Pass 1: per part, the points of each group; cursors by (group, part).
     let cursors = &mut scratch.cursors;
-    cursors.clear();
-    cursors.resize(parts * groups, 0);
-    cursors
-        .par_chunks_mut(groups)
-        .zip(keys.par_chunks(part_len))
-        .for_each(|(histogram, keys)| {
-            for &key in keys {
-                debug_assert!((key as usize) < buckets, "key {key} but {buckets} buckets");
-                histogram[(key >> GROUP_BITS) as usize] += 1;
-            }
-        });
+    count_parts(cursors, groups, keys, part_len, |key| {
+        debug_assert!((key as usize) < buckets, "key {key} but {buckets} buckets");
+        (key >> GROUP_BITS) as usize
+    });
     // Group starts, then each part's cursor in each group (a few thousand counts: serial).
     let group_starts = &mut scratch.group_starts;
     group_starts.resize(groups + 1, 0);
@@ -200,24 +231,16 @@ fn grouped_sort(
     debug_assert_eq!(running as usize, n);
     let grouped = &mut scratch.grouped;
     grouped.resize(n, 0);
-    let grouped_shared = DisjointSlice::new(grouped.as_mut_slice());
     let low = (1u32 << GROUP_BITS) - 1;
-    cursors
-        .par_chunks_mut(groups)
-        .zip(keys.par_chunks(part_len))
-        .enumerate()
-        .for_each(|(part, (cursor, keys))| {
-            let base = part * part_len;
-            for (k, &key) in keys.iter().enumerate() {
-                let slot = &mut cursor[(key >> GROUP_BITS) as usize];
-                let entry = (u64::from(key & low) << 32) | (base + k) as u64;
-                // SAFETY: the cursors of all parts and groups partition 0..n, and each
-                // advances only inside its own (group, part) range, so every position is
-                // written by exactly one task, once; positions are < n = grouped.len().
-                unsafe { grouped_shared.write(*slot as usize, entry) };
-                *slot += 1;
-            }
-        });
+    scatter_parts(
+        cursors,
+        groups,
+        keys,
+        part_len,
+        |key| (key >> GROUP_BITS) as usize,
+        |key, index| (u64::from(key & low) << 32) | index as u64,
+        grouped,
+    );
     // Pass 2: each group's points by bucket, with the group's bucket starts.
     order.resize(n, 0);
     starts.resize(buckets + 1, 0);
