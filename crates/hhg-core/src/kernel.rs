@@ -4,7 +4,7 @@
 
 use wide::u32x8;
 
-use crate::parallel::GROWTH_SLACK;
+use crate::parallel::candidate_room;
 use crate::real::{COMPRESS_LANES, LANES, Real};
 
 /// At most this many searching points share one pass over a neighbourhood's candidates:
@@ -311,10 +311,6 @@ pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const 
     cursors
 }
 
-/// The least room of per-unit candidate buffers (packed candidates, gather rows): sparse
-/// neighbourhoods, whose sizes vary most from step to step, never make them grow.
-pub(crate) const MIN_ROOM: usize = 512;
-
 /// The candidates of a batch's neighbourhood that may lie within reach of one of its points,
 /// packed as padded columns (`x`, `y`, `z` and an identifier each) for [`gather_many`].
 #[derive(Clone, Debug, Default)]
@@ -327,11 +323,11 @@ pub(crate) struct PackedCandidates<T> {
 
 impl<T: Real> PackedCandidates<T> {
     /// Makes the columns at least `len` long, growing them only past their high-water mark,
-    /// and then to at least [`MIN_ROOM`] and by [`GROWTH_SLACK`] more: a neighbourhood a
-    /// little fuller than any before (points moved between steps) finds room.
+    /// and then with slack ([`candidate_room`]): a neighbourhood a little fuller than any
+    /// before (points moved between steps) finds room.
     fn make_room(&mut self, len: usize) {
         if self.ids.len() < len {
-            let len = (len + len / GROWTH_SLACK).max(MIN_ROOM);
+            let len = candidate_room(len);
             self.x.resize(len, T::PAD);
             self.y.resize(len, T::PAD);
             self.z.resize(len, T::PAD);

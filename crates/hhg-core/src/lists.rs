@@ -944,7 +944,7 @@ impl<T: Real> Grid<T> {
 mod tests {
     use hhg_testkit::SplitMix64;
 
-    use super::{NeighborLists, PACK_MIN, is_ascending};
+    use super::{NeighborLists, PACK_MIN, RUN_WIDTH, is_ascending};
     use crate::{Grid, Kernel};
 
     /// The SIMD kernel packs the candidates of batches of at least `PACK_MIN` points, and
@@ -956,7 +956,10 @@ mod tests {
         let dense: Vec<[f32; 3]> = (0..3000)
             .map(|_| std::array::from_fn(|_| rng.range(0.0, 4.0) as f32))
             .collect();
-        // One point per cell (in reverse cell order): every batch is smaller than PACK_MIN.
+        // One point in every third cell along each axis (in reverse cell order): a bucket's
+        // batch, or a run of up to RUN_WIDTH buckets of a row, holds at most 3 points, fewer
+        // than PACK_MIN.
+        const { assert!(RUN_WIDTH <= 9 && PACK_MIN > 3) };
         let sparse: Vec<[f32; 3]> = (0..200)
             .rev()
             .map(|k| {
@@ -967,7 +970,6 @@ mod tests {
                 ]
             })
             .collect();
-        const { assert!(PACK_MIN > 1) };
         for (points, kernel, packs) in [
             (&dense, Kernel::Simd, true),
             (&dense, Kernel::Scalar, false),

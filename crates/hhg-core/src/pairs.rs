@@ -5,10 +5,8 @@ use rayon::prelude::*;
 
 use crate::geometry::{CellTable, Kernel};
 use crate::grid::{Grid, Ranges};
-use crate::kernel::{
-    MIN_ROOM, MaskKernel, ScalarKernel, SimdKernel, for_each_hit, gather_point, scan_batch,
-};
-use crate::parallel::{DisjointSlice, GROWTH_SLACK, exclusive_scan};
+use crate::kernel::{MaskKernel, ScalarKernel, SimdKernel, for_each_hit, gather_point, scan_batch};
+use crate::parallel::{DisjointSlice, candidate_room, exclusive_scan};
 use crate::real::{LANES, Real};
 
 /// Unique neighbour pairs `[i, j]` with `i < j` in the caller's numbering, optionally with
@@ -177,8 +175,7 @@ impl<T: Real> Grid<T> {
                     let point = self.sorted.point(p as usize);
                     let row = ranges.candidates() + LANES;
                     if part.scratch.len() < row {
-                        part.scratch
-                            .resize((row + row / GROWTH_SLACK).max(MIN_ROOM), 0);
+                        part.scratch.resize(candidate_room(row), 0);
                     }
                     // SAFETY: the ranges come from this grid's bucket starts (below its point
                     // count), the columns are its padded columns, `order` is padded by LANES

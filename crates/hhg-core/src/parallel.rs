@@ -135,10 +135,27 @@ fn scan_block<V: Copy + Default + std::ops::Add<Output = V>>(values: &mut [V], s
 /// counts by a little, and the slack keeps those steps from allocating.
 pub(crate) const GROWTH_SLACK: usize = 8;
 
-/// Makes room for `needed` values in `buffer` (beyond none it holds now): when its capacity
-/// falls short, it grows to `needed` plus [`GROWTH_SLACK`].
+/// The least room of per-unit candidate buffers (packed candidates, gather rows): sparse
+/// neighbourhoods, whose sizes vary most from step to step, never make them grow.
+pub(crate) const MIN_ROOM: usize = 512;
+
+/// `needed` plus its [`GROWTH_SLACK`].
+#[inline]
+pub(crate) fn with_slack(needed: usize) -> usize {
+    needed + needed / GROWTH_SLACK
+}
+
+/// The length a per-unit candidate buffer grows to when it must hold `needed` values:
+/// `needed` with slack, and at least [`MIN_ROOM`].
+#[inline]
+pub(crate) fn candidate_room(needed: usize) -> usize {
+    with_slack(needed).max(MIN_ROOM)
+}
+
+/// Makes the capacity of `buffer` at least `needed`: when it falls short, it grows to
+/// `needed` with slack.
 pub(crate) fn reserve_with_slack<V>(buffer: &mut Vec<V>, needed: usize) {
     if buffer.capacity() < needed {
-        buffer.reserve_exact(needed + needed / GROWTH_SLACK - buffer.len());
+        buffer.reserve_exact(with_slack(needed) - buffer.len());
     }
 }
