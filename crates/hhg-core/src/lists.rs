@@ -131,7 +131,8 @@ impl<T: Copy + Default> PartBuffer<T> {
         if ascending {
             return;
         }
-        let check = self.unsorted_streak < UNSORTED_STREAK || self.lens.len() % UNSORTED_PROBE == 0;
+        let check = self.unsorted_streak < UNSORTED_STREAK
+            || self.lens.len().is_multiple_of(UNSORTED_PROBE);
         if check {
             if is_ascending(&self.entries[from..from + len]) {
                 self.unsorted_streak = 0;
@@ -1034,7 +1035,7 @@ mod tests {
         let ascending: Vec<u32> = (0..LEN as u32).collect();
         // Each list is gathered, sorted and recorded as the list pass does; returns the
         // streak afterwards.
-        let mut gather = |part: &mut PartBuffer<f32>, list: &[u32]| {
+        let gather = |part: &mut PartBuffer<f32>, list: &[u32]| {
             let at = part.filled;
             part.reserve_entries(at + NETWORK_MAX, false);
             part.entries[at..at + LEN].copy_from_slice(list);
@@ -1053,13 +1054,13 @@ mod tests {
         }
         // A probe that fails lengthens the streak; lists between probes are sorted without
         // a check, even an ascending one, and leave the streak as it is.
-        while part.lens.len() % UNSORTED_PROBE != 0 {
+        while !part.lens.len().is_multiple_of(UNSORTED_PROBE) {
             gather(&mut part, &descending);
         }
         let streak = gather(&mut part, &descending);
         assert!(streak > UNSORTED_STREAK);
         assert_eq!(gather(&mut part, &ascending), streak);
-        while part.lens.len() % UNSORTED_PROBE != 0 {
+        while !part.lens.len().is_multiple_of(UNSORTED_PROBE) {
             assert_eq!(gather(&mut part, &descending), streak);
         }
         // The next probe that finds an ascending list ends the streak, and every list is
