@@ -523,6 +523,32 @@ HhgStatus hhg_search_order(const struct HhgSearch *search,
                            size_t *out_len);
 
 /**
+ * Makes the cell order of set `set`'s last build its numbering, without a rebuild: point
+ * `k` of the set is from now on the `k`-th point in cell order, and the next
+ * `hhg_search_find_neighbors` numbers every list and pair of the set that way (and takes
+ * the faster list pass for points in cell order: no list needs sorting). Stores in
+ * `*out_order` the permutation the caller must apply to each of its own arrays of that set
+ * (`new[k] = old[order[k]]`), which is the set's `hhg_search_order` before the call, and in
+ * `*out_len` its length. Call it after `hhg_search_update_positions` and before
+ * `hhg_search_find_neighbors`: renumbering every step this way keeps the solver's arrays
+ * in cell order with no second build. Every result involving the set is stale until the
+ * next search. Nothing is copied; the array stays valid until the next call that takes
+ * the search as a non-const `HhgSearch *`.
+ *
+ * Fails with `HHG_STATUS_UNKNOWN_POINT_SET` when the set does not exist, and changes
+ * nothing when an output pointer is NULL.
+ *
+ * # Safety
+ *
+ * `search` must be NULL or a live handle that nothing else uses during the call, and
+ * `out_order` and `out_len` NULL or writable.
+ */
+HhgStatus hhg_search_adopt_cell_order(struct HhgSearch *search,
+                                      size_t set,
+                                      const uint32_t **out_order,
+                                      size_t *out_len);
+
+/**
  * Returns a fixed, human-readable description of a status code (a static string that is
  * never freed), or "unknown status code" for a value that is no `HhgStatus`.
  */

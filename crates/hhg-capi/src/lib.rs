@@ -41,7 +41,8 @@
 //!   [`hhg_error_message`] describes the code. NULL pointers, misaligned arrays, a function
 //!   of the wrong precision and results that were not computed are refused with a code, and
 //!   no panic crosses the boundary ([`HhgStatus::InternalError`] instead).
-//! - Views ([`HhgNeighborLists`], [`HhgPairList`], the order from [`hhg_search_order`])
+//! - Views ([`HhgNeighborLists`], [`HhgPairList`], the order from [`hhg_search_order`] and
+//!   [`hhg_search_adopt_cell_order`])
 //!   point into the search's buffers without copying and stay valid until the next call
 //!   that takes the search as a non-const `HhgSearch *`. CSR offsets are `size_t`, indices
 //!   `uint32_t`.
@@ -54,10 +55,10 @@ mod status;
 pub use search::{
     HhgNeighborLists, HhgPairList, HhgPrecision, HhgSearch, hhg_search_add_set_f32,
     hhg_search_add_set_f64, hhg_search_add_set_soa_f32, hhg_search_add_set_soa_f64,
-    hhg_search_find_neighbors, hhg_search_free, hhg_search_neighbors, hhg_search_new_f32,
-    hhg_search_new_f64, hhg_search_order, hhg_search_pairs, hhg_search_precision,
-    hhg_search_set_active, hhg_search_set_count, hhg_search_set_len, hhg_search_set_pairs,
-    hhg_search_set_with_distances, hhg_search_update_set_f32, hhg_search_update_set_f64,
-    hhg_search_update_set_soa_f32, hhg_search_update_set_soa_f64,
+    hhg_search_adopt_cell_order, hhg_search_find_neighbors, hhg_search_free, hhg_search_neighbors,
+    hhg_search_new_f32, hhg_search_new_f64, hhg_search_order, hhg_search_pairs,
+    hhg_search_precision, hhg_search_set_active, hhg_search_set_count, hhg_search_set_len,
+    hhg_search_set_pairs, hhg_search_set_with_distances, hhg_search_update_set_f32,
+    hhg_search_update_set_f64, hhg_search_update_set_soa_f32, hhg_search_update_set_soa_f64,
 };
 pub use status::{HhgStatus, hhg_error_message, hhg_last_error_message, hhg_version};

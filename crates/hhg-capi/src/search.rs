@@ -326,6 +326,12 @@ impl<T: Precision> State<T> {
         Ok(self.search.grid(set).map_or(&[], |grid| grid.order()))
     }
 
+    fn adopt_cell_order(&mut self, set: SetId) -> Result<&[u32], Error> {
+        self.check_set(set)?;
+        self.sets[set].pairs_fresh = false;
+        self.search.adopt_cell_order(set)
+    }
+
     fn set_len(&self, set: SetId) -> Result<usize, Error> {
         self.check_set(set)?;
         Ok(self.search.grid(set).map_or(0, |grid| grid.len()))
@@ -1029,6 +1035,45 @@ pub unsafe extern "C" fn hhg_search_order(
         let (out_order, out_len) =
             unsafe { (output(out_order, "out_order")?, output(out_len, "out_len")?) };
         let order = dispatch!(&search.inner, state => state.order(set))?;
+        out_order.write(order.as_ptr());
+        out_len.write(order.len());
+        Ok(())
+    })
+}
+
+/// Makes the cell order of set `set`'s last build its numbering, without a rebuild: point
+/// `k` of the set is from now on the `k`-th point in cell order, and the next
+/// `hhg_search_find_neighbors` numbers every list and pair of the set that way (and takes
+/// the faster list pass for points in cell order: no list needs sorting). Stores in
+/// `*out_order` the permutation the caller must apply to each of its own arrays of that set
+/// (`new[k] = old[order[k]]`), which is the set's `hhg_search_order` before the call, and in
+/// `*out_len` its length. Call it after `hhg_search_update_positions` and before
+/// `hhg_search_find_neighbors`: renumbering every step this way keeps the solver's arrays
+/// in cell order with no second build. Every result involving the set is stale until the
+/// next search. Nothing is copied; the array stays valid until the next call that takes
+/// the search as a non-const `HhgSearch *`.
+///
+/// Fails with `HHG_STATUS_UNKNOWN_POINT_SET` when the set does not exist, and changes
+/// nothing when an output pointer is NULL.
+///
+/// # Safety
+///
+/// `search` must be NULL or a live handle that nothing else uses during the call, and
+/// `out_order` and `out_len` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_adopt_cell_order(
+    search: *mut HhgSearch,
+    set: usize,
+    out_order: *mut *const u32,
+    out_len: *mut usize,
+) -> HhgStatus {
+    guard(|| {
+        // SAFETY: the caller guarantees that `out_order` and `out_len` are NULL or writable.
+        let (out_order, out_len) =
+            unsafe { (output(out_order, "out_order")?, output(out_len, "out_len")?) };
+        // SAFETY: the caller guarantees that `search` is NULL or a live, unshared handle.
+        let mut search = unsafe { search_mut(search) }?;
+        let order = dispatch!(&mut search.inner, state => state.adopt_cell_order(set))?;
         out_order.write(order.as_ptr());
         out_len.write(order.len());
         Ok(())

@@ -4,6 +4,7 @@ use std::ffi::CStr;
 use std::ptr;
 
 use hhg::*;
+use hhg_core::reorder::apply_order;
 use hhg_core::{Error, Grid, MAX_POINTS, NeighborSearch, PairList, Real};
 
 /// A small deterministic random generator (SplitMix64).
@@ -343,6 +344,17 @@ impl<T: CReal> Search<T> {
     }
 }
 
+impl<T: CReal> Search<T> {
+    fn adopt_cell_order(&mut self, set: usize) -> Result<Vec<u32>, Failed> {
+        let (mut order, mut len) = (ptr::null(), usize::MAX);
+        // SAFETY: the handle is live and unshared, and both outputs are writable.
+        check(unsafe { hhg_search_adopt_cell_order(self.raw, set, &mut order, &mut len) })?;
+        // SAFETY: the array was just returned with its length and the search is not changed
+        // while it is copied.
+        Ok(unsafe { slice_or_empty(order, len) })
+    }
+}
+
 impl<T: CReal> Drop for Search<T> {
     fn drop(&mut self) {
         // SAFETY: the handle came from hhg_search_new_* and is freed only here.
@@ -434,6 +446,20 @@ fn matches_core<T: CReal>(seed: u64, with_distances: bool) {
                 search.update_soa(f, &fluid).unwrap();
             }
             core.update_positions(f, &fluid).unwrap();
+        }
+        if step == 2 {
+            // The solver renumbers the fluid in cell order and permutes its positions.
+            let order = search.adopt_cell_order(f).unwrap();
+            assert_eq!(order, core.adopt_cell_order(f).unwrap(), "adopted order");
+            assert!(
+                order.iter().enumerate().any(|(k, &i)| k != i as usize),
+                "the fluid was in cell order already, the step would be vacuous"
+            );
+            assert_eq!(
+                search.neighbors(f, f).unwrap_err().0,
+                HhgStatus::NotSearched
+            );
+            apply_order(&order, &mut fluid);
         }
         search.find().unwrap();
         core.find_neighbors().unwrap();
@@ -773,6 +799,7 @@ fn null_pointers_are_refused() {
         null_search(hhg_search_neighbors(no, 0, 0, &mut lists));
         null_search(hhg_search_pairs(no, 0, &mut pairs));
         null_search(hhg_search_order(no, 0, &mut order, &mut count));
+        null_search(hhg_search_adopt_cell_order(no, 0, &mut order, &mut count));
         hhg_search_free(no);
     }
 
@@ -834,7 +861,20 @@ fn null_pointers_are_refused() {
             hhg_search_order(raw, s, &mut order, ptr::null_mut()),
             "out_len",
         );
+        null_arg(
+            hhg_search_adopt_cell_order(raw, s, ptr::null_mut(), &mut count),
+            "out_order",
+        );
+        null_arg(
+            hhg_search_adopt_cell_order(raw, s, &mut order, ptr::null_mut()),
+            "out_len",
+        );
+        assert_eq!(
+            hhg_search_adopt_cell_order(raw, s + 1, &mut order, &mut count),
+            HhgStatus::UnknownPointSet
+        );
     }
+    // A refused adoption changes nothing: the lists are still those of the last search.
     assert_eq!(search.set_count(), 1, "no refused call added a set");
     assert_eq!(search.neighbors(s, s).unwrap().indices, [1, 0]);
 }

@@ -87,6 +87,9 @@ pub struct Grid<T: Real> {
     /// Whether `order` is the identity: the caller gave the points in cell order (the steady
     /// state of a solver that reorders its particles), so sorted positions are caller indices.
     pub(crate) in_cell_order: bool,
+    /// The order before the last [`Grid::adopt_cell_order`], kept for the caller (and as a
+    /// buffer for the next call).
+    adopted_from: Vec<u32>,
     pub(crate) starts: Vec<u32>,
     pub(crate) units: Vec<(u32, u32)>,
     keys: Vec<u32>,
@@ -118,6 +121,7 @@ impl<T: Real> Grid<T> {
             sorted: PointColumns::default(),
             order: Vec::new(),
             in_cell_order: false,
+            adopted_from: Vec::new(),
             starts: Vec::new(),
             units: Vec::new(),
             keys: Vec::new(),
@@ -154,6 +158,43 @@ impl<T: Real> Grid<T> {
     /// cell order. Apply it to solver arrays with [`crate::reorder::apply_order`].
     pub fn order(&self) -> &[u32] {
         &self.order[..self.len()]
+    }
+
+    /// Whether the points were given in cell order (`order()` is the identity), by the
+    /// caller or through [`Grid::adopt_cell_order`]: the list pass then needs no sort and
+    /// copies each work unit's lists into place while they are in cache.
+    pub fn in_cell_order(&self) -> bool {
+        self.in_cell_order
+    }
+
+    /// Makes the cell order of the last build the caller's numbering, without a rebuild:
+    /// point `k` is from now on the `k`-th point of [`Grid::sorted_points`], `order()` is the
+    /// identity, and lists, pairs and queries use the new numbering (and take the faster
+    /// list pass for input in cell order).
+    ///
+    /// Returns the permutation the caller must apply to each of its own per-point arrays
+    /// ([`crate::reorder::apply_order`]): `order()` as it was before the call. A solver that
+    /// calls this after every build, then permutes its arrays, searches in cell order at every
+    /// step for the cost of those permutations; reordering its arrays by a stale order and
+    /// rebuilding gives input that is only nearly in cell order, whose lists still need
+    /// sorting. The returned slice is overwritten by the next call; the buffers are reused.
+    pub fn adopt_cell_order(&mut self) -> &[u32] {
+        let n = self.len();
+        std::mem::swap(&mut self.order, &mut self.adopted_from);
+        self.order.clear();
+        // Padded like a built order, so the gather kernel can load 8 indices anywhere.
+        self.order.resize(n + LANES, 0);
+        self.order[..n]
+            .par_chunks_mut(COPY_CHUNK)
+            .enumerate()
+            .for_each(|(chunk, order)| {
+                let first = chunk * COPY_CHUNK;
+                for (k, index) in order.iter_mut().enumerate() {
+                    *index = (first + k) as u32;
+                }
+            });
+        self.in_cell_order = n > 0;
+        &self.adopted_from[..n.min(self.adopted_from.len())]
     }
 
     /// The points in cell order, as SoA columns.

@@ -198,6 +198,17 @@ impl<T: Real> NeighborSearch<T> {
         Ok(())
     }
 
+    /// Makes the cell order of a set's last build its numbering, without a rebuild (see
+    /// [`Grid::adopt_cell_order`]), and returns the permutation to apply to each of the
+    /// caller's per-point arrays of that set. Lists involving the set are stale until the
+    /// next [`NeighborSearch::find_neighbors`], which numbers the set's points in cell order
+    /// and takes the faster list pass for them.
+    pub fn adopt_cell_order(&mut self, set: SetId) -> Result<&[u32], Error> {
+        self.check_set(set)?;
+        self.invalidate(set);
+        Ok(self.sets[set].grid.adopt_cell_order())
+    }
+
     /// Marks every list involving `set` stale.
     fn invalidate(&mut self, set: SetId) {
         for a in 0..self.sets.len() {

@@ -101,13 +101,16 @@ fn squeeze(points: &[[f64; 3]], centre: f64, factor: f64) -> Vec<[f64; 3]> {
 }
 
 /// Warms a grid, its lists and its pairs up on `warm_ups`, then counts the allocations of
-/// one more build, list pass and pair pass on `measured`, on two threads. Returns the count,
+/// one more build, list pass and pair pass on `measured`, on two threads; with `adopt`, each
+/// build is followed by [`Grid::adopt_cell_order`] (a solver that renumbers its particles
+/// at every step). Returns the count,
 /// the pairs and list entries of the measured step, and the table's bucket count before and
 /// after it.
 fn allocations_after_warm_up(
     warm_ups: &[&[[f64; 3]]],
     measured: &[[f64; 3]],
     radius: f64,
+    adopt: bool,
 ) -> (usize, usize, usize, usize, usize) {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
@@ -119,6 +122,9 @@ fn allocations_after_warm_up(
         let mut pairs = PairList::default();
         for &warm_up in warm_ups {
             grid.build(warm_up).unwrap();
+            if adopt {
+                grid.adopt_cell_order();
+            }
             grid.neighbor_lists(&mut lists);
             grid.pairs(&mut pairs);
         }
@@ -140,6 +146,12 @@ fn allocations_after_warm_up(
         COUNT.store(0, Ordering::SeqCst);
         ARMED.store(true, Ordering::SeqCst);
         grid.build(measured).unwrap();
+        if adopt {
+            assert!(
+                grid.adopt_cell_order().len() == measured.len() && grid.in_cell_order(),
+                "the adopted grid is not in cell order"
+            );
+        }
         grid.neighbor_lists(&mut lists);
         grid.pairs(&mut pairs);
         ARMED.store(false, Ordering::SeqCst);
@@ -175,15 +187,22 @@ fn rebuild_and_search_allocate_nothing_after_warm_up() {
     let points = uniform_box(&mut rng, n, [0.0; 3], [edge; 3]);
     let squeezed = squeeze(&points, edge / 2.0, 0.97);
     let moved = displace(&mut rng, &points, 0.05);
-    let (counted, pair_count, list_total, buckets, buckets_after) =
-        allocations_after_warm_up(&[&squeezed, &points, &squeezed], &moved, radius);
-    assert_eq!(buckets_after, buckets, "the table changed size");
-    assert!(
-        pair_count > 10 * n,
-        "too few pairs ({pair_count}) for a meaningful test"
-    );
-    assert_eq!(list_total, 2 * pair_count);
-    assert_none_counted(counted, "a dense cube");
+    for adopt in [false, true] {
+        let (counted, pair_count, list_total, buckets, buckets_after) =
+            allocations_after_warm_up(&[&squeezed, &points, &squeezed], &moved, radius, adopt);
+        assert_eq!(buckets_after, buckets, "the table changed size");
+        assert!(
+            pair_count > 10 * n,
+            "too few pairs ({pair_count}) for a meaningful test"
+        );
+        assert_eq!(list_total, 2 * pair_count);
+        let what = if adopt {
+            "a dense cube, its cell order adopted at every build"
+        } else {
+            "a dense cube"
+        };
+        assert_none_counted(counted, what);
+    }
 
     // A thin sheet of 300k points, 1000 cells on a side: a hashed table of 2^20 buckets,
     // which the counting sort orders in two passes (tables of 2^19 buckets and more). In so
@@ -195,7 +214,7 @@ fn rebuild_and_search_allocate_nothing_after_warm_up() {
     let squeezed = squeeze(&points, 500.0, 0.97);
     let moved = displace(&mut rng, &points, 0.05);
     let (counted, pair_count, list_total, buckets, buckets_after) =
-        allocations_after_warm_up(&[&squeezed, &points, &squeezed], &moved, radius);
+        allocations_after_warm_up(&[&squeezed, &points, &squeezed], &moved, radius, false);
     assert_eq!(buckets_after, buckets, "the table changed size");
     assert!(
         buckets >= 1 << 19,

@@ -474,6 +474,80 @@ fn check_reorder<T: TestReal>(scene: &Scene<T>) {
             lists.neighbors(order[k] as usize),
         );
     }
+    assert_eq!(
+        regrid.in_cell_order(),
+        n > 0,
+        "{what}: rebuilt in cell order"
+    );
+
+    // Adopting the cell order without a rebuild gives what the rebuild on the reordered
+    // points gives, and returns the permutation that reorders the caller's arrays.
+    let mut adopted = build_grid(points, scene.radius, Kernel::Simd);
+    let returned = adopted.adopt_cell_order().to_vec();
+    assert_same_seq(&format!("{what}: adopt returns order()"), &returned, &order);
+    assert_same_seq(
+        &format!("{what}: order() adopted"),
+        adopted.order(),
+        &identity,
+    );
+    assert_eq!(
+        adopted.in_cell_order(),
+        n > 0,
+        "{what}: adopted in cell order"
+    );
+    let mut adopted_lists = NeighborLists::default();
+    adopted.neighbor_lists(&mut adopted_lists);
+    Csr::of(&adopted_lists).assert_same(&format!("{what}: adopted lists"), &Csr::of(&relists));
+    adopted.neighbor_lists_with_distances(&mut adopted_lists);
+    Csr::of(&adopted_lists).assert_same(
+        &format!("{what}: adopted lists with distances"),
+        &Csr::of(&relists_d),
+    );
+    assert!(
+        adopted_lists.distances_squared() == relists_d.distances_squared(),
+        "{what}: adopted distances"
+    );
+    let mut adopted_pairs = PairList::default();
+    adopted.pairs(&mut adopted_pairs);
+    assert_same_seq(
+        &format!("{what}: adopted pairs"),
+        adopted_pairs.pairs(),
+        repairs.pairs(),
+    );
+    let mut found = Vec::new();
+    if let Some(&probe) = reordered.get(n / 2) {
+        adopted
+            .query_point(probe, |j, _| found.push(j))
+            .expect("a finite query point");
+        found.sort_unstable();
+        assert_same_seq(
+            &format!("{what}: adopted query"),
+            &found,
+            &reordered_lists[n / 2]
+                .iter()
+                .copied()
+                .chain([(n / 2) as u32])
+                .collect::<std::collections::BTreeSet<u32>>()
+                .into_iter()
+                .collect::<Vec<u32>>(),
+        );
+    }
+    // A second call returns the identity; a rebuild on the points in their first order
+    // forgets the adoption.
+    assert_same_seq(
+        &format!("{what}: adopted twice"),
+        adopted.adopt_cell_order(),
+        &identity,
+    );
+    adopted.build(points).unwrap();
+    assert_same_seq(&format!("{what}: order() rebuilt"), adopted.order(), &order);
+    assert_eq!(
+        adopted.in_cell_order(),
+        grid.in_cell_order(),
+        "{what}: rebuilt after adopting"
+    );
+    adopted.neighbor_lists(&mut adopted_lists);
+    Csr::of(&adopted_lists).assert_same(&format!("{what}: rebuilt lists"), &Csr::of(&lists));
 }
 
 /// `build_soa` gives exactly what `build` gives.

@@ -1,5 +1,6 @@
 //! Multi-set tests: `NeighborSearch` with a moving fluid and a static boundary, its activation table, and its agreement with the oracle per pair of sets.
 
+use hhg_core::reorder::apply_order;
 use hhg_core::{Kernel, NeighborSearch, SetId};
 use hhg_testkit::{
     Csr, SplitMix64, THREAD_COUNTS, TestReal, build_grid, check_excludes_self,
@@ -106,6 +107,15 @@ fn scenario<T: TestReal>(kernel: Kernel, threads: usize) -> Vec<Csr> {
             search.neighbors(f, f).is_none() && search.neighbors(f, b).is_none(),
             "{label}: lists of the old positions are still offered after update_positions"
         );
+        // Every other step the solver adopts the cell order and permutes its positions.
+        if k % 2 == 1 {
+            let order = search.adopt_cell_order(f).unwrap().to_vec();
+            apply_order(&order, &mut fluid);
+            assert!(
+                search.grid(f).unwrap().in_cell_order(),
+                "{label}: the adopted set is not in cell order"
+            );
+        }
         search.find_neighbors().unwrap();
         results.extend(check_search(
             &label,
@@ -173,6 +183,7 @@ fn scenario<T: TestReal>(kernel: Kernel, threads: usize) -> Vec<Csr> {
 }
 
 for_both_precisions!(
+    adopting_the_cell_order_of_every_set,
     fluid_and_static_boundary,
     soa_sets_match_aos_sets,
     static_pairs_and_empty_sets,
@@ -286,6 +297,44 @@ fn static_pairs_and_empty_sets<T: TestReal>() {
             search.update_positions(b, &second).unwrap();
         }
     });
+}
+
+/// Adopting the cell order of every set, static ones too, renumbers every list that involves
+/// them: after the caller permutes its positions, all four pairs of sets match the oracle
+/// on the permuted points, with 1, 2 and 16 threads.
+fn adopting_the_cell_order_of_every_set<T: TestReal>() {
+    let radius = T::from_f64(1.0);
+    for threads in THREAD_COUNTS {
+        in_pool(threads, || {
+            let what = format!("{} adopted, {threads} threads", T::NAME);
+            let (mut fluid, mut boundary) = fluid_and_boundary::<T>(31);
+            let mut search = NeighborSearch::new(radius).unwrap();
+            let f = search.add_dynamic_set(&fluid).unwrap();
+            let b = search.add_static_set(&boundary).unwrap();
+            for (x, y) in [(f, f), (f, b), (b, f), (b, b)] {
+                search.set_active(x, y, true).unwrap();
+            }
+            search.find_neighbors().unwrap();
+            check_search(&what, &search, &[(f, &fluid), (b, &boundary)], radius);
+            assert!(search.adopt_cell_order(2).is_err(), "{what}: no set 2");
+            for (set, points) in [(f, &mut fluid), (b, &mut boundary)] {
+                let order = search.adopt_cell_order(set).unwrap().to_vec();
+                assert!(
+                    order.iter().enumerate().any(|(k, &i)| k != i as usize),
+                    "{what}: set {set} was in cell order already, the test would be vacuous"
+                );
+                apply_order(&order, points);
+            }
+            for (x, y) in [(f, f), (f, b), (b, f), (b, b)] {
+                assert!(
+                    search.neighbors(x, y).is_none(),
+                    "{what}: lists of the old numbering offered for {x} in {y}"
+                );
+            }
+            search.find_neighbors().unwrap();
+            check_search(&what, &search, &[(f, &fluid), (b, &boundary)], radius);
+        });
+    }
 }
 
 /// With distances switched on, every active pair of sets carries the formula's squared

@@ -34,8 +34,9 @@ pub struct DamBreak {
     pub density_diffusion: f64,
     /// The Courant number of the time step.
     pub cfl: f64,
-    /// Every this many steps the particle arrays are permuted into the grid's cell order
-    /// (0 never reorders after the initial permutation).
+    /// Every this many steps the particle arrays are permuted into the cell order of the
+    /// step's grid build, which becomes their numbering (0 never reorders after the initial
+    /// permutation).
     pub reorder_every: usize,
 }
 

@@ -356,37 +356,22 @@ impl Simulation {
             last_dt: 0.0,
         };
 
-        // The static walls are put into cell order once; their grid is rebuilt by
-        // `update_positions` and reused by every later search.
-        let order = sim.grid_order(boundary_set);
-        apply_order_with(&order, &mut sim.boundary.pos, &mut sim.scratch.vectors);
-        sim.search
-            .update_positions(boundary_set, &sim.boundary.pos)?;
+        // The static walls are put into cell order once: their grid's cell order becomes
+        // their numbering, and the grid is reused by every later search.
+        let order = sim.search.adopt_cell_order(boundary_set)?;
+        apply_order_with(order, &mut sim.boundary.pos, &mut sim.scratch.vectors);
         // The fluid starts in cell order too.
-        sim.reorder_fluid();
-        sim.search.update_positions(fluid_set, &sim.fluid.pos)?;
+        sim.reorder_fluid()?;
         sim.search.find_neighbors()?;
         sim.evaluate(0.0);
         Ok(sim)
     }
 
-    /// A copy of the locality permutation of a set's grid (from its last build).
-    fn grid_order(&self, set: SetId) -> Vec<u32> {
-        self.search
-            .grid(set)
-            .expect("the solver's point sets exist")
-            .order()
-            .to_vec()
-    }
-
-    /// Permutes every persistent fluid array into the cell order of the fluid grid's last
-    /// build. The search must then be given the permuted positions.
-    fn reorder_fluid(&mut self) {
-        let order = self
-            .search
-            .grid(self.fluid_set)
-            .expect("the solver's point sets exist")
-            .order();
+    /// Makes the cell order of the fluid grid's last build the particles' numbering
+    /// ([`NeighborSearch::adopt_cell_order`]) and permutes every persistent fluid array into
+    /// it. The next `find_neighbors` numbers the fluid in the new order, with no rebuild.
+    fn reorder_fluid(&mut self) -> Result<(), SphError> {
+        let order = self.search.adopt_cell_order(self.fluid_set)?;
         let (fluid, scratch) = (&mut self.fluid, &mut self.scratch);
         apply_order_with(order, &mut fluid.pos, &mut scratch.vectors);
         apply_order_with(order, &mut fluid.vel, &mut scratch.vectors);
@@ -395,6 +380,7 @@ impl Simulation {
         apply_order_with(order, &mut fluid.drho, &mut scratch.scalars);
         apply_order_with(order, &mut fluid.mass, &mut scratch.scalars);
         apply_order_with(order, &mut fluid.ids, &mut scratch.ids);
+        Ok(())
     }
 
     /// The time step: the Courant condition on sound and flow speed and the force
@@ -444,23 +430,25 @@ impl Simulation {
                 *rho += half * drho;
             });
 
-        // Every few steps, put the particles into the cell order of the last grid build so
-        // that neighbours sit close in memory; the search then sees the permuted positions.
+        // The neighbour search at the new positions; the walls' grid is reused. Every few
+        // steps, between the build and the lists, the particles are renumbered in the cell
+        // order of this build: neighbours then sit close in memory, and the lists come from
+        // the search's faster pass for points in cell order.
         let reordered = self.config.reorder_every > 0
             && (self.steps + 1).is_multiple_of(self.config.reorder_every as u64);
         let mut reorder_time = Duration::ZERO;
-        if reordered {
-            let t = Instant::now();
-            self.reorder_fluid();
-            reorder_time = t.elapsed();
-        }
-
-        // The neighbour search at the new positions; the walls' grid is reused.
         let t = Instant::now();
         self.search
             .update_positions(self.fluid_set, &self.fluid.pos)?;
+        let mut search_time = t.elapsed();
+        if reordered {
+            let t = Instant::now();
+            self.reorder_fluid()?;
+            reorder_time = t.elapsed();
+        }
+        let t = Instant::now();
         self.search.find_neighbors()?;
-        let search_time = t.elapsed();
+        search_time += t.elapsed();
 
         // Rates at the new positions, with velocity and density predicted to the step's end.
         self.evaluate(half);
