@@ -6,7 +6,9 @@ use rayon::prelude::*;
 use crate::columns::{COPY_CHUNK, PointColumns, check_count};
 use crate::error::Error;
 use crate::geometry::{Bounds, CellTable, Kernel, Points, bounds};
+use crate::kernel::MaskKernel;
 use crate::real::{LANES, Real};
+use crate::simd::avx2_detected;
 use crate::sort::{SortScratch, counting_sort};
 
 /// Points per work unit of a search: units end at bucket borders, so a unit holds about
@@ -90,6 +92,9 @@ pub struct Grid<T: Real> {
     /// The order before the last [`Grid::adopt_cell_order`], kept for the caller (and as a
     /// buffer for the next call).
     adopted_from: Vec<u32>,
+    /// Whether the SIMD kernel may switch to its run-time AVX2 build (see
+    /// [`Grid::set_run_time_dispatch`]).
+    run_time_dispatch: bool,
     pub(crate) starts: Vec<u32>,
     pub(crate) units: Vec<(u32, u32)>,
     keys: Vec<u32>,
@@ -122,6 +127,7 @@ impl<T: Real> Grid<T> {
             order: Vec::new(),
             in_cell_order: false,
             adopted_from: Vec::new(),
+            run_time_dispatch: true,
             starts: Vec::new(),
             units: Vec::new(),
             keys: Vec::new(),
@@ -132,6 +138,22 @@ impl<T: Real> Grid<T> {
     /// Chooses the SIMD (default) or the scalar reference kernel; both give identical results.
     pub fn set_kernel(&mut self, kernel: Kernel) {
         self.kernel = kernel;
+    }
+
+    /// Whether the SIMD kernel's list pass may switch at run time to a build of its inner
+    /// loops compiled for AVX2 (the default), when the library itself was compiled for an
+    /// older target (the default x86_64 target is SSE2) and the CPU has AVX2, BMI and
+    /// POPCNT. Off, it runs the instructions the library was compiled for. Both give the
+    /// same results bit for bit; the switch exists to compare and test the two.
+    pub fn set_run_time_dispatch(&mut self, enabled: bool) {
+        self.run_time_dispatch = enabled;
+    }
+
+    /// Whether a pass with kernel `K` runs in the run-time AVX2 build: `K` dispatches, the
+    /// grid allows it, and the CPU has the features.
+    #[inline]
+    pub(crate) fn runs_avx2_build<K: MaskKernel>(&self) -> bool {
+        K::DISPATCHES && self.run_time_dispatch && avx2_detected()
     }
 
     /// The search radius.

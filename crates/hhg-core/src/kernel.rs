@@ -6,6 +6,7 @@ use wide::u32x8;
 
 use crate::parallel::candidate_room;
 use crate::real::{COMPRESS_LANES, LANES, Real};
+use crate::simd::{COMPILED_FOR_AVX2, permute8};
 
 /// At most this many searching points share one pass over a neighbourhood's candidates:
 /// each block of 8 candidates is loaded once and tested against every point of the batch.
@@ -18,6 +19,15 @@ pub(crate) trait MaskKernel {
     /// the two kernels check the filter against each other.
     const PACKS: bool;
 
+    /// Whether the kernel's permutes and unsigned comparisons are AVX2 instructions (see
+    /// `simd`). A kernel that sets it runs only where the CPU has AVX2: in a library
+    /// compiled for AVX2, or in the run-time AVX2 build after detection.
+    const AVX2: bool;
+
+    /// Whether passes with this kernel switch to the run-time AVX2 build where the CPU has
+    /// AVX2 (the SIMD kernel of a library compiled without it).
+    const DISPATCHES: bool;
+
     /// 8 loaded candidates.
     type Block<T: Real>: Copy;
 
@@ -28,14 +38,23 @@ pub(crate) trait MaskKernel {
     fn mask<T: Real>(p: [T; 3], block: &Self::Block<T>, r2: T) -> u32;
 }
 
-/// The `wide` 8-lane kernel.
-pub(crate) struct SimdKernel;
+/// The `wide` 8-lane kernel, with its permutes in AVX2 instructions or not.
+pub(crate) struct Simd<const AVX2: bool>;
+
+/// The `wide` 8-lane kernel as the library was compiled: AVX2 permutes in a build for
+/// AVX2, `wide`'s otherwise.
+pub(crate) type SimdKernel = Simd<COMPILED_FOR_AVX2>;
+
+/// The 8-lane kernel of the run-time AVX2 build (see `simd`).
+pub(crate) type Avx2Kernel = Simd<true>;
 
 /// The one-lane-at-a-time reference kernel.
 pub(crate) struct ScalarKernel;
 
-impl MaskKernel for SimdKernel {
+impl<const AVX2_BUILD: bool> MaskKernel for Simd<AVX2_BUILD> {
     const PACKS: bool = true;
+    const AVX2: bool = AVX2_BUILD;
+    const DISPATCHES: bool = !AVX2_BUILD;
 
     type Block<T: Real> = T::Block;
 
@@ -52,6 +71,8 @@ impl MaskKernel for SimdKernel {
 
 impl MaskKernel for ScalarKernel {
     const PACKS: bool = false;
+    const AVX2: bool = false;
+    const DISPATCHES: bool = false;
 
     type Block<T: Real> = [[T; 8]; 3];
 
@@ -204,39 +225,44 @@ pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const 
     let out: [*mut u32; N] = std::array::from_fn(|k| first.wrapping_add(k * out_len));
     let mut cursors = [0usize; N];
     // Tests the block at `base` against every point, keeps the lanes of `keep`, and appends
-    // the hits.
-    let block = |base: usize, keep: [u32; N], cursors: &mut [usize; N]| {
-        // SAFETY: base is below the point count, and the columns are padded by LANES.
-        let [x, y, z] = unsafe { lanes_unchecked(columns, base) };
-        let loaded = K::load(x, y, z);
-        let ids_block = if IDS {
-            debug_assert!(base + LANES <= ids.len(), "ids not padded");
-            // SAFETY: the caller pads `ids` by LANES past the point count.
-            u32x8::new(unsafe { ids.as_ptr().add(base).cast::<[u32; 8]>().read_unaligned() })
-        } else {
-            u32x8::splat(base as u32)
-        };
-        for k in 0..N {
-            let mask = K::mask(p[k], &loaded, r2) & keep[k];
-            let lanes = u32x8::new(COMPRESS_LANES[mask as usize]);
-            let values = if IDS {
-                ids_block.shuffle(lanes)
+    // the hits. A macro, not a closure: a closure is compiled as a function of its own,
+    // without the target features of the run-time AVX2 build (see `simd`).
+    macro_rules! block {
+        ($base:expr, $keep:expr) => {{
+            let (base, keep): (usize, [u32; N]) = ($base, $keep);
+            // SAFETY: base is below the point count, and the columns are padded by LANES.
+            let [x, y, z] = unsafe { lanes_unchecked(columns, base) };
+            let loaded = K::load(x, y, z);
+            let ids_block = if IDS {
+                debug_assert!(base + LANES <= ids.len(), "ids not padded");
+                // SAFETY: the caller pads `ids` by LANES past the point count.
+                u32x8::new(unsafe { ids.as_ptr().add(base).cast::<[u32; 8]>().read_unaligned() })
             } else {
-                lanes + ids_block
+                u32x8::splat(base as u32)
             };
-            debug_assert!(cursors[k] + LANES <= out_len, "gather row too short");
-            // SAFETY: the caller sized every row for all candidates plus one block of slack,
-            // each cursor counts its point's hits among the candidates seen so far, and row
-            // `k` starts at `out[k]` inside `rows`, `out_len` entries long.
-            unsafe {
-                out[k]
-                    .add(cursors[k])
-                    .cast::<[u32; 8]>()
-                    .write_unaligned(values.to_array());
+            for k in 0..N {
+                let mask = K::mask(p[k], &loaded, r2) & keep[k];
+                let lanes = u32x8::new(COMPRESS_LANES[mask as usize]);
+                let values = if IDS {
+                    // SAFETY: a kernel sets AVX2 only where the CPU has it.
+                    unsafe { permute8(K::AVX2, ids_block, lanes) }
+                } else {
+                    lanes + ids_block
+                };
+                debug_assert!(cursors[k] + LANES <= out_len, "gather row too short");
+                // SAFETY: the caller sized every row for all candidates plus one block of slack,
+                // each cursor counts its point's hits among the candidates seen so far, and row
+                // `k` starts at `out[k]` inside `rows`, `out_len` entries long.
+                unsafe {
+                    out[k]
+                        .add(cursors[k])
+                        .cast::<[u32; 8]>()
+                        .write_unaligned(values.to_array());
+                }
+                cursors[k] += mask.count_ones() as usize;
             }
-            cursors[k] += mask.count_ones() as usize;
-        }
-    };
+        }};
+    }
     for (index, &(start, end)) in ranges.iter().enumerate() {
         let (start, end) = (start as usize, end as usize);
         let all = (1u32 << LANES) - 1;
@@ -257,11 +283,11 @@ pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const 
         if index != self_range {
             let mut base = start;
             while base < full_end {
-                block(base, [all; N], &mut cursors);
+                block!(base, [all; N]);
                 base += LANES;
             }
             if tail != 0 {
-                block(full_end, [tail_keep; N], &mut cursors);
+                block!(full_end, [tail_keep; N]);
             }
         } else {
             // Only the blocks from the one that holds the first point to skip to the one that
@@ -283,7 +309,7 @@ pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const 
             };
             let mut base = start;
             while base < masked_from {
-                block(base, [all; N], &mut cursors);
+                block!(base, [all; N]);
                 base += LANES;
             }
             while base < end && base < masked_to {
@@ -296,15 +322,15 @@ pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const 
                         range_keep
                     }
                 });
-                block(base, keep, &mut cursors);
+                block!(base, keep);
                 base += LANES;
             }
             while base < full_end {
-                block(base, [all; N], &mut cursors);
+                block!(base, [all; N]);
                 base += LANES;
             }
             if base < end {
-                block(base, [tail_keep; N], &mut cursors);
+                block!(base, [tail_keep; N]);
             }
         }
     }
@@ -377,6 +403,8 @@ pub(crate) struct PackRequest<'a, T> {
     pub(crate) ranges: &'a [(u32, u32)],
     pub(crate) self_range: usize,
     pub(crate) first_self: u32,
+    /// Whether the permutes are AVX2 instructions (only where the CPU has AVX2).
+    pub(crate) avx2: bool,
 }
 
 /// Packs into `out` the candidates of `request.ranges` within `sqrt(r2)` of the box
@@ -391,8 +419,8 @@ pub(crate) struct PackRequest<'a, T> {
 ///
 /// # Safety
 /// `columns` are padded `PointColumns`, `ids` (with `IDS`) is padded by `LANES` past the
-/// point count, every range lies below the point count, and range `self_range` (unless
-/// `usize::MAX`) holds `first_self`.
+/// point count, every range lies below the point count, range `self_range` (unless
+/// `usize::MAX`) holds `first_self`, and with `avx2` the CPU has AVX2.
 #[inline(always)]
 pub(crate) unsafe fn pack_within_box<T: Real, const IDS: bool>(
     request: &PackRequest<'_, T>,
@@ -407,6 +435,7 @@ pub(crate) unsafe fn pack_within_box<T: Real, const IDS: bool>(
         ranges,
         self_range,
         first_self,
+        avx2,
     } = *request;
     let candidates: usize = ranges.iter().map(|&(s, e)| (e - s) as usize).sum();
     out.make_room(candidates + LANES);
@@ -414,33 +443,37 @@ pub(crate) unsafe fn pack_within_box<T: Real, const IDS: bool>(
     let dst_ids = out.ids.as_mut_ptr();
     let room = out.ids.len();
     // Packs the lanes of `keep` at `base` that lie within reach of the box at `cursor`, and
-    // returns the mask of those lanes.
-    let pack = |base: usize, keep: u32, cursor: usize| -> u32 {
-        // SAFETY: base is below the point count, and the columns are padded by LANES.
-        let [x, y, z] = unsafe { lanes_unchecked(columns, base) };
-        let mask = T::box_mask(lo, hi, &T::load_block(x, y, z), r2) & keep;
-        let id_values = if IDS {
-            debug_assert!(base + LANES <= ids.len(), "ids not padded");
-            // SAFETY: the caller pads `ids` by LANES past the point count.
-            u32x8::new(unsafe { ids.as_ptr().add(base).cast::<[u32; 8]>().read_unaligned() })
-        } else {
-            u32x8::splat(base as u32) + u32x8::new([0, 1, 2, 3, 4, 5, 6, 7])
-        };
-        debug_assert!(cursor + LANES <= room, "packed columns too short");
-        // SAFETY: the columns hold every candidate of the ranges plus LANES, and the cursor
-        // counts the candidates kept so far, so `cursor..cursor + 8` is inside.
-        unsafe {
-            T::compress_lanes(x, mask, dst[0].add(cursor));
-            T::compress_lanes(y, mask, dst[1].add(cursor));
-            T::compress_lanes(z, mask, dst[2].add(cursor));
-            let lanes = u32x8::new(COMPRESS_LANES[mask as usize]);
-            dst_ids
-                .add(cursor)
-                .cast::<[u32; 8]>()
-                .write_unaligned(id_values.shuffle(lanes).to_array());
-        }
-        mask
-    };
+    // gives the mask of those lanes. A macro, not a closure (see `gather_many`'s `block`).
+    macro_rules! pack {
+        ($base:expr, $keep:expr, $cursor:expr) => {{
+            let (base, keep, cursor): (usize, u32, usize) = ($base, $keep, $cursor);
+            // SAFETY: base is below the point count, and the columns are padded by LANES.
+            let [x, y, z] = unsafe { lanes_unchecked(columns, base) };
+            let mask = T::box_mask(lo, hi, &T::load_block(x, y, z), r2) & keep;
+            let id_values = if IDS {
+                debug_assert!(base + LANES <= ids.len(), "ids not padded");
+                // SAFETY: the caller pads `ids` by LANES past the point count.
+                u32x8::new(unsafe { ids.as_ptr().add(base).cast::<[u32; 8]>().read_unaligned() })
+            } else {
+                u32x8::splat(base as u32) + u32x8::new([0, 1, 2, 3, 4, 5, 6, 7])
+            };
+            debug_assert!(cursor + LANES <= room, "packed columns too short");
+            // SAFETY: the columns hold every candidate of the ranges plus LANES, and the cursor
+            // counts the candidates kept so far, so `cursor..cursor + 8` is inside.
+            // `avx2` is set only where the CPU has AVX2 (the request's contract).
+            unsafe {
+                T::compress_lanes(x, mask, dst[0].add(cursor), avx2);
+                T::compress_lanes(y, mask, dst[1].add(cursor), avx2);
+                T::compress_lanes(z, mask, dst[2].add(cursor), avx2);
+                let lanes = u32x8::new(COMPRESS_LANES[mask as usize]);
+                dst_ids
+                    .add(cursor)
+                    .cast::<[u32; 8]>()
+                    .write_unaligned(permute8(avx2, id_values, lanes).to_array());
+            }
+            mask
+        }};
+    }
     let mut cursor = 0usize;
     let mut self_at = u32::MAX;
     let all = (1u32 << LANES) - 1;
@@ -458,7 +491,7 @@ pub(crate) unsafe fn pack_within_box<T: Real, const IDS: bool>(
             let offset = (first_self as usize).wrapping_sub(start);
             let self_block = start + offset / LANES * LANES;
             while base < self_block {
-                cursor += pack(base, all, cursor).count_ones() as usize;
+                cursor += pack!(base, all, cursor).count_ones() as usize;
                 base += LANES;
             }
             let keep = if base < full_end {
@@ -466,18 +499,18 @@ pub(crate) unsafe fn pack_within_box<T: Real, const IDS: bool>(
             } else {
                 (1 << tail) - 1
             };
-            let mask = pack(base, keep, cursor);
+            let mask = pack!(base, keep, cursor);
             let before = (1u32 << (first_self as usize - base)) - 1;
             self_at = (cursor + (mask & before).count_ones() as usize) as u32;
             cursor += mask.count_ones() as usize;
             base += LANES;
         }
         while base < full_end {
-            cursor += pack(base, all, cursor).count_ones() as usize;
+            cursor += pack!(base, all, cursor).count_ones() as usize;
             base += LANES;
         }
         if base < end {
-            cursor += pack(base, (1 << tail) - 1, cursor).count_ones() as usize;
+            cursor += pack!(base, (1 << tail) - 1, cursor).count_ones() as usize;
         }
     }
     (cursor, self_at)
@@ -501,6 +534,7 @@ mod tests {
         range_holding,
     };
     use crate::real::{LANES, Real};
+    use crate::simd::avx2_detected;
 
     /// A padded column of `values` (NaN past the end, as in `PointColumns`).
     fn padded<T: Real>(values: &[T]) -> Vec<T> {
@@ -565,9 +599,12 @@ mod tests {
                 ranges: &ranges,
                 self_range,
                 first_self: itself[0],
+                // Every other pair of rounds packs with AVX2 permutes, where the CPU has them.
+                avx2: round % 4 < 2 && avx2_detected(),
             };
-            // SAFETY: the columns and ids are padded by LANES, the ranges lie below n, and
-            // `range_holding` found the range of the batch's first point.
+            // SAFETY: the columns and ids are padded by LANES, the ranges lie below n,
+            // `range_holding` found the range of the batch's first point, and `avx2` is set
+            // only where the CPU has the features.
             let (count, self_at) = unsafe {
                 if with_ids {
                     pack_within_box::<T, true>(&request, &mut packed)

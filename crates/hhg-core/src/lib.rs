@@ -38,6 +38,7 @@ mod real;
 pub mod reorder;
 mod scheme;
 mod search;
+mod simd;
 mod smallsort;
 mod sort;
 

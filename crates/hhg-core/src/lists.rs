@@ -16,12 +16,13 @@ use crate::error::Error;
 use crate::geometry::{CellTable, Kernel, Points, first_non_finite};
 use crate::grid::{Grid, Ranges, run_neighbourhood};
 use crate::kernel::{
-    BATCH, GATHER_GROUP, MaskKernel, PackRequest, PackedCandidates, ScalarKernel, SimdKernel,
-    bounding_box, for_each_hit, gather_many, gather_point, pack_within_box, range_holding,
-    scan_batch,
+    Avx2Kernel, BATCH, GATHER_GROUP, MaskKernel, PackRequest, PackedCandidates, ScalarKernel,
+    SimdKernel, bounding_box, for_each_hit, gather_many, gather_point, pack_within_box,
+    range_holding, scan_batch,
 };
 use crate::parallel::{DisjointSlice, exclusive_scan, prefetch, reserve_with_slack};
 use crate::real::{LANES, Real};
+use crate::simd::avx2_build;
 use crate::smallsort::{NETWORK_MAX, sort_padded};
 
 /// How many lists ahead the copy of lists into place asks the cache for their places.
@@ -126,8 +127,18 @@ impl<T: Copy + Default> PartBuffer<T> {
     /// checked lists in a row that did not ascend (input in random order), only every
     /// [`UNSORTED_PROBE`]-th list is checked, and the first that ascends brings the checks
     /// back. The check of a list just gathered cost 6-11 % of the list pass in random order.
+    ///
+    /// # Safety
+    /// With `avx2`, [`avx2_detected`](crate::simd::avx2_detected) holds.
     #[inline(always)]
-    fn sort_gathered(&mut self, from: usize, len: usize, row: usize, ascending: bool) {
+    unsafe fn sort_gathered(
+        &mut self,
+        from: usize,
+        len: usize,
+        row: usize,
+        ascending: bool,
+        avx2: bool,
+    ) {
         if ascending {
             return;
         }
@@ -140,7 +151,15 @@ impl<T: Copy + Default> PartBuffer<T> {
             }
             self.unsorted_streak = self.unsorted_streak.saturating_add(1);
         }
-        sort_padded(&mut self.entries[from..from + row], len, &mut self.merge);
+        // SAFETY: the caller sets `avx2` only where the CPU has AVX2.
+        unsafe {
+            sort_padded(
+                &mut self.entries[from..from + row],
+                len,
+                &mut self.merge,
+                avx2,
+            )
+        };
     }
 
     /// Records the list of output list `slot`, whose `len` entries end the filled part.
@@ -494,6 +513,7 @@ fn gather_batch<T: Real, K: MaskKernel>(
         ranges: ranges.as_slice(),
         self_range,
         first_self: batch.itself[0],
+        avx2: K::AVX2,
     };
     // SAFETY: the ranges come from this grid's bucket starts (below its point count), the
     // columns are its padded columns, `order` is padded by LANES past the point count (see
@@ -595,7 +615,8 @@ fn gather_rows<T: Real, K: MaskKernel>(
             };
             for (k, &len) in lens.iter().enumerate() {
                 let from = at + k * row;
-                part.sort_gathered(from, len, row, ascending);
+                // SAFETY: a kernel sets AVX2 only where the CPU has it.
+                unsafe { part.sort_gathered(from, len, row, ascending, K::AVX2) };
                 if from != part.filled {
                     part.entries.copy_within(from..from + len, part.filled);
                 }
@@ -651,7 +672,8 @@ fn gather_rows<T: Real, K: MaskKernel>(
                 sort_with_distances(list, dist, &mut part.sort_keys, &mut part.sort_distances);
             }
         } else {
-            part.sort_gathered(at, len, row, ascending);
+            // SAFETY: a kernel sets AVX2 only where the CPU has it.
+            unsafe { part.sort_gathered(at, len, row, ascending, K::AVX2) };
         }
         part.push_list(list_of(batch.slots[j]), len);
     }
@@ -742,16 +764,84 @@ impl<T: Real> Grid<T> {
         }
     }
 
-    /// Calls `visit(ranges, batch)` for the points of a unit's buckets in batches of up to
-    /// [`BATCH`], with each bucket's full neighbourhood computed once, or once for a run of
-    /// sparse buckets of one row (see [`RUN_POINTS`]). Slots are sorted positions here;
-    /// callers map them.
+    fn self_lists_with<K: MaskKernel>(&self, out: &mut NeighborLists<T>, with_distances: bool) {
+        // Input in cell order: each unit's lists go into place while hot (see `in_order`).
+        if let (true, Some(table)) = (self.in_cell_order, self.table.as_ref()) {
+            self.self_lists_in_order::<K>(table, out, with_distances);
+            return;
+        }
+        let n = self.len();
+        let parts = self.units.len();
+        out.reset(n, parts, with_distances);
+        let Some(table) = self.table.as_ref() else {
+            out.clear_entries();
+            return;
+        };
+        let avx2 = self.runs_avx2_build::<K>();
+        self.units
+            .par_iter()
+            .zip(out.parts[..parts].par_iter_mut())
+            .for_each(|(&unit, part)| {
+                part.start(self.unit_points(unit));
+                // The batch's slots are sorted positions; lists go to caller indices.
+                let list_of = |p: usize| self.order[p] as usize;
+                self.gather_unit::<K>(table, unit, part, with_distances, list_of, avx2);
+            });
+        out.assemble(parts);
+    }
+
+    /// Gathers the lists of work unit `unit` into `part`, the list of sorted position `p`
+    /// as output list `list_of(p)`. With `avx2` (from [`Grid::runs_avx2_build`]), the unit
+    /// runs in the run-time AVX2 build of the inner loops.
     #[inline(always)]
-    fn walk_unit_batches(
+    fn gather_unit<K: MaskKernel>(
         &self,
         table: &CellTable,
         unit: (u32, u32),
-        mut visit: impl FnMut(&Ranges, &Batch<T>),
+        part: &mut PartBuffer<T>,
+        with_distances: bool,
+        list_of: impl Fn(usize) -> usize + Copy,
+        avx2: bool,
+    ) {
+        if avx2 {
+            // SAFETY: `runs_avx2_build` found the features `avx2_build` enables.
+            unsafe { self.gather_unit_avx2(table, unit, part, with_distances, list_of) };
+        } else {
+            self.gather_unit_with::<K>(table, unit, part, with_distances, list_of);
+        }
+    }
+
+    avx2_build! {
+        /// [`Grid::gather_unit`] compiled with AVX2 enabled, with the AVX2 kernel: every loop
+        /// inlined into it uses AVX2 instructions for the permutes (see `simd`).
+        ///
+        /// # Safety
+        /// [`avx2_detected`](crate::simd::avx2_detected) holds.
+        unsafe fn gather_unit_avx2(
+            &self,
+            table: &CellTable,
+            unit: (u32, u32),
+            part: &mut PartBuffer<T>,
+            with_distances: bool,
+            list_of: impl Fn(usize) -> usize + Copy,
+        ) {
+            self.gather_unit_with::<Avx2Kernel>(table, unit, part, with_distances, list_of);
+        }
+    }
+
+    /// The body of [`Grid::gather_unit`] for kernel `K`: the points of the unit's buckets in
+    /// batches of up to [`BATCH`], with each bucket's full neighbourhood computed once, or
+    /// once for a run of sparse buckets of one row (see [`RUN_POINTS`]). No closure on the
+    /// way to the kernels: a closure is compiled as a function of its own, without the
+    /// target features of the run-time AVX2 build it is written in.
+    #[inline(always)]
+    fn gather_unit_with<K: MaskKernel>(
+        &self,
+        table: &CellTable,
+        unit: (u32, u32),
+        part: &mut PartBuffer<T>,
+        with_distances: bool,
+        list_of: impl Fn(usize) -> usize + Copy,
     ) {
         let mut batch = Batch::new();
         let last_x = (1u32 << table.shift[0]) - 1;
@@ -785,36 +875,9 @@ impl<T: Real> Grid<T> {
                     batch.push(self.sorted.point(p as usize), p as usize, p);
                     p += 1;
                 }
-                visit(&ranges, &batch);
+                gather_batch::<T, K>(self, &ranges, &batch, part, with_distances, list_of);
             }
         }
-    }
-
-    fn self_lists_with<K: MaskKernel>(&self, out: &mut NeighborLists<T>, with_distances: bool) {
-        // Input in cell order: each unit's lists go into place while hot (see `in_order`).
-        if let (true, Some(table)) = (self.in_cell_order, self.table.as_ref()) {
-            self.self_lists_in_order::<K>(table, out, with_distances);
-            return;
-        }
-        let n = self.len();
-        let parts = self.units.len();
-        out.reset(n, parts, with_distances);
-        let Some(table) = self.table.as_ref() else {
-            out.clear_entries();
-            return;
-        };
-        self.units
-            .par_iter()
-            .zip(out.parts[..parts].par_iter_mut())
-            .for_each(|(&unit, part)| {
-                part.start(self.unit_points(unit));
-                self.walk_unit_batches(table, unit, |ranges, batch| {
-                    // The batch's slots are sorted positions; lists go to caller indices.
-                    let list_of = |p: usize| self.order[p] as usize;
-                    gather_batch::<T, K>(self, ranges, batch, part, with_distances, list_of);
-                });
-            });
-        out.assemble(parts);
     }
 
     /// The neighbour lists of arbitrary query points against this set: `out.neighbors(k)`
@@ -895,16 +958,55 @@ impl<T: Real> Grid<T> {
         }
     }
 
-    /// Calls `visit(ranges, batch)` for searchers `range` grouped into batches of
-    /// consecutive searchers in the same bucket; searchers with no possible neighbour are
-    /// skipped (their lists stay empty).
+    /// Gathers into `part` the lists of searchers `range`, in batches of consecutive
+    /// searchers in the same bucket; searchers with no possible neighbour are skipped (their
+    /// lists stay empty). With `avx2` (from [`Grid::runs_avx2_build`]), in the run-time AVX2
+    /// build.
     #[inline(always)]
-    fn walk_searcher_batches(
+    fn gather_searchers<K: MaskKernel>(
         &self,
         table: &CellTable,
         range: std::ops::Range<usize>,
         searcher: &impl Fn(usize) -> ([T; 3], usize),
-        mut visit: impl FnMut(&Ranges, &Batch<T>),
+        part: &mut PartBuffer<T>,
+        with_distances: bool,
+        avx2: bool,
+    ) {
+        if avx2 {
+            // SAFETY: `runs_avx2_build` found the features `avx2_build` enables.
+            unsafe { self.gather_searchers_avx2(table, range, searcher, part, with_distances) };
+        } else {
+            self.gather_searchers_with::<K>(table, range, searcher, part, with_distances);
+        }
+    }
+
+    avx2_build! {
+        /// [`Grid::gather_searchers`] compiled with AVX2 enabled, with the AVX2 kernel.
+        ///
+        /// # Safety
+        /// [`avx2_detected`](crate::simd::avx2_detected) holds.
+        unsafe fn gather_searchers_avx2(
+            &self,
+            table: &CellTable,
+            range: std::ops::Range<usize>,
+            searcher: &impl Fn(usize) -> ([T; 3], usize),
+            part: &mut PartBuffer<T>,
+            with_distances: bool,
+        ) {
+            self.gather_searchers_with::<Avx2Kernel>(table, range, searcher, part, with_distances);
+        }
+    }
+
+    /// The body of [`Grid::gather_searchers`] for kernel `K` (no closure on the way to the
+    /// kernels, as in [`Grid::gather_unit_with`]).
+    #[inline(always)]
+    fn gather_searchers_with<K: MaskKernel>(
+        &self,
+        table: &CellTable,
+        range: std::ops::Range<usize>,
+        searcher: &impl Fn(usize) -> ([T; 3], usize),
+        part: &mut PartBuffer<T>,
+        with_distances: bool,
     ) {
         let mut batch = Batch::new();
         let mut current: Option<(u32, Ranges)> = None;
@@ -921,7 +1023,7 @@ impl<T: Real> Grid<T> {
                     if let Some((_, ranges)) = &current
                         && batch.len > 0
                     {
-                        visit(ranges, &batch);
+                        gather_batch::<T, K>(self, ranges, &batch, part, with_distances, |k| k);
                     }
                     batch.len = 0;
                     if current.as_ref().is_none_or(|(b, _)| *b != bucket) {
@@ -935,7 +1037,7 @@ impl<T: Real> Grid<T> {
         if let Some((_, ranges)) = &current
             && batch.len > 0
         {
-            visit(ranges, &batch);
+            gather_batch::<T, K>(self, ranges, &batch, part, with_distances, |k| k);
         }
     }
 
@@ -952,15 +1054,14 @@ impl<T: Real> Grid<T> {
             out.clear_entries();
             return;
         };
+        let avx2 = self.runs_avx2_build::<K>();
         out.parts[..parts]
             .par_iter_mut()
             .enumerate()
             .for_each(|(chunk, part)| {
                 let range = chunk * QUERY_CHUNK..((chunk + 1) * QUERY_CHUNK).min(count);
                 part.start(range.len());
-                self.walk_searcher_batches(table, range, &searcher, |ranges, batch| {
-                    gather_batch::<T, K>(self, ranges, batch, part, with_distances, |k| k);
-                });
+                self.gather_searchers::<K>(table, range, &searcher, part, with_distances, avx2);
             });
         out.assemble(parts);
     }
@@ -974,6 +1075,8 @@ mod tests {
         NeighborLists, PACK_MIN, PartBuffer, RUN_WIDTH, UNSORTED_PROBE, UNSORTED_STREAK,
         is_ascending,
     };
+    use crate::kernel::{Avx2Kernel, ScalarKernel, SimdKernel};
+    use crate::simd::{COMPILED_FOR_AVX2, avx2_detected};
     use crate::smallsort::NETWORK_MAX;
     use crate::{Grid, Kernel};
 
@@ -1023,6 +1126,22 @@ mod tests {
         }
     }
 
+    /// The SIMD kernel of a library compiled without AVX2 runs the run-time AVX2 build
+    /// exactly when the CPU has the features and the grid allows it; the scalar kernel and
+    /// a library compiled for AVX2 never switch.
+    #[test]
+    fn the_avx2_build_runs_where_the_cpu_has_it() {
+        let mut grid = Grid::<f32>::new(1.0).unwrap();
+        let expected = !COMPILED_FOR_AVX2 && avx2_detected();
+        assert_eq!(grid.runs_avx2_build::<SimdKernel>(), expected);
+        assert!(!grid.runs_avx2_build::<ScalarKernel>());
+        assert!(!grid.runs_avx2_build::<Avx2Kernel>());
+        grid.set_run_time_dispatch(false);
+        assert!(!grid.runs_avx2_build::<SimdKernel>());
+        grid.set_run_time_dispatch(true);
+        assert_eq!(grid.runs_avx2_build::<SimdKernel>(), expected);
+    }
+
     /// Lists that keep failing the check thin the checks out to one in `UNSORTED_PROBE`; an
     /// ascending list found by such a probe brings them back; every list comes out sorted
     /// whether it was checked or not.
@@ -1039,7 +1158,8 @@ mod tests {
             let at = part.filled;
             part.reserve_entries(at + NETWORK_MAX, false);
             part.entries[at..at + LEN].copy_from_slice(list);
-            part.sort_gathered(at, LEN, NETWORK_MAX, false);
+            // SAFETY: the portable form (no AVX2).
+            unsafe { part.sort_gathered(at, LEN, NETWORK_MAX, false, false) };
             assert_eq!(&part.entries[at..at + LEN], &ascending[..]);
             let slot = part.lens.len();
             part.push_list(slot, LEN);

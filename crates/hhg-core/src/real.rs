@@ -5,6 +5,8 @@ use std::ops::{Add, Mul, Sub};
 
 use wide::{f32x8, f64x4, u32x8};
 
+use crate::simd::permute8;
+
 mod sealed {
     pub trait Sealed {}
     impl Sealed for f32 {}
@@ -80,11 +82,12 @@ pub trait Real:
     fn box_mask(lo: [Self; 3], hi: [Self; 3], block: &Self::Block, r2: Self) -> u32;
 
     /// Writes the lanes of `values` whose bits are set in `mask` (below `1 << 8`) packed
-    /// to `dst`, lowest first; all 8 lanes after `dst` may be written.
+    /// to `dst`, lowest first; all 8 lanes after `dst` may be written. With `avx2`, the
+    /// permutes are AVX2 instructions (see `simd`).
     ///
     /// # Safety
-    /// `dst..dst + 8` is valid for writes.
-    unsafe fn compress_lanes(values: &[Self; 8], mask: u32, dst: *mut Self);
+    /// `dst..dst + 8` is valid for writes, and with `avx2` the CPU has AVX2.
+    unsafe fn compress_lanes(values: &[Self; 8], mask: u32, dst: *mut Self, avx2: bool);
 
     /// The scalar reference of [`Real::within_mask`]: one lane at a time, same formula.
     #[inline(always)]
@@ -256,10 +259,11 @@ impl Real for f32 {
     }
 
     #[inline(always)]
-    unsafe fn compress_lanes(values: &[Self; 8], mask: u32, dst: *mut Self) {
+    unsafe fn compress_lanes(values: &[Self; 8], mask: u32, dst: *mut Self, avx2: bool) {
         debug_assert!(mask < 1 << LANES, "mask wider than a block");
         let bits = u32x8::new(bytemuck::cast(*values));
-        let packed = bits.shuffle(u32x8::new(COMPRESS_LANES[mask as usize]));
+        // SAFETY: the caller sets `avx2` only where the CPU has AVX2.
+        let packed = unsafe { permute8(avx2, bits, u32x8::new(COMPRESS_LANES[mask as usize])) };
         // SAFETY: the caller guarantees `dst..dst + 8` is valid for writes.
         unsafe { dst.cast::<[u32; 8]>().write_unaligned(packed.to_array()) };
     }
@@ -377,14 +381,22 @@ impl Real for f64 {
     }
 
     #[inline(always)]
-    unsafe fn compress_lanes(values: &[Self; 8], mask: u32, dst: *mut Self) {
+    unsafe fn compress_lanes(values: &[Self; 8], mask: u32, dst: *mut Self, avx2: bool) {
         debug_assert!(mask < 1 << LANES, "mask wider than a block");
         // Each half of 4 lanes is 8 words; its set lanes move as pairs of words.
         let halves: [[u32; 8]; 2] = bytemuck::cast(*values);
         let low = mask & 0xf;
-        let packed_low = u32x8::new(halves[0]).shuffle(u32x8::new(COMPRESS_PAIRS[low as usize]));
-        let packed_high =
-            u32x8::new(halves[1]).shuffle(u32x8::new(COMPRESS_PAIRS[(mask >> 4) as usize]));
+        let (low_pairs, high_pairs) = (
+            COMPRESS_PAIRS[low as usize],
+            COMPRESS_PAIRS[(mask >> 4) as usize],
+        );
+        // SAFETY: the caller sets `avx2` only where the CPU has AVX2.
+        let (packed_low, packed_high) = unsafe {
+            (
+                permute8(avx2, u32x8::new(halves[0]), u32x8::new(low_pairs)),
+                permute8(avx2, u32x8::new(halves[1]), u32x8::new(high_pairs)),
+            )
+        };
         // SAFETY: the caller guarantees `dst..dst + 8` is valid for writes; the low half
         // writes lanes 0..4 and the high half lanes `low.count_ones()..` + 4, both below 8.
         unsafe {

@@ -6,6 +6,8 @@
 
 use wide::u32x8;
 
+use crate::simd::{COMPILED_FOR_AVX2, avx2_build, min_max8, permute8};
+
 /// Lists up to this long are sorted by one network; longer ones by networks over chunks of
 /// this length, then merged ([`sort_long`]). The 128-entry network (16 registers, the two
 /// halves presorted like a 64-entry one) replaced two 64-entry networks and a scalar merge:
@@ -44,8 +46,11 @@ const fn partner_lanes<const J: usize>() -> [u32; 8] {
 }
 
 /// One compare-exchange stage `(K, J)` over `8 * R` values held in `R` registers.
+///
+/// # Safety
+/// With `avx2`, the CPU has AVX2 (as for every function of this module that takes it).
 #[inline(always)]
-fn stage<const R: usize, const K: usize, const J: usize>(v: &mut [u32x8; R]) {
+unsafe fn stage<const R: usize, const K: usize, const J: usize>(v: &mut [u32x8; R], avx2: bool) {
     if K > 8 * R {
         return;
     }
@@ -54,7 +59,8 @@ fn stage<const R: usize, const K: usize, const J: usize>(v: &mut [u32x8; R]) {
         for a in 0..R {
             let b = a ^ (J / 8);
             if b > a {
-                let (lo, hi) = (v[a].min(v[b]), v[a].max(v[b]));
+                // SAFETY: the caller's contract.
+                let (lo, hi) = unsafe { min_max8(avx2, v[a], v[b]) };
                 let ascending = (8 * a) & K == 0;
                 (v[a], v[b]) = if ascending { (lo, hi) } else { (hi, lo) };
             }
@@ -64,8 +70,8 @@ fn stage<const R: usize, const K: usize, const J: usize>(v: &mut [u32x8; R]) {
         let perm = u32x8::new(const { partner_lanes::<J>() });
         let upper = const { upper_lanes::<K, J>() };
         for (a, value) in v.iter_mut().enumerate() {
-            let partner = value.shuffle(perm);
-            let (lo, hi) = (value.min(partner), value.max(partner));
+            // SAFETY: the caller's contract.
+            let (lo, hi) = unsafe { min_max8(avx2, *value, permute8(avx2, *value, perm)) };
             *value = u32x8::new(upper[a]).bitselect(hi, lo);
         }
     }
@@ -99,82 +105,94 @@ const SORT_8: [(usize, usize); 19] = [
 /// sorts the 8 columns across the registers with whole-register min/max, a transpose turns
 /// the columns into registers, and the odd registers are reversed. About 70 instructions
 /// where the six in-register stages take about 190.
+///
+/// # Safety
+/// As for [`stage`].
 #[inline(always)]
-fn presort_columns(v: &mut [u32x8; 8]) {
+unsafe fn presort_columns(v: &mut [u32x8; 8], avx2: bool) {
     // One call per comparator, so every register index is a constant (a loop over the
     // table kept the registers in memory).
-    exchange::<0>(v);
-    exchange::<1>(v);
-    exchange::<2>(v);
-    exchange::<3>(v);
-    exchange::<4>(v);
-    exchange::<5>(v);
-    exchange::<6>(v);
-    exchange::<7>(v);
-    exchange::<8>(v);
-    exchange::<9>(v);
-    exchange::<10>(v);
-    exchange::<11>(v);
-    exchange::<12>(v);
-    exchange::<13>(v);
-    exchange::<14>(v);
-    exchange::<15>(v);
-    exchange::<16>(v);
-    exchange::<17>(v);
-    exchange::<18>(v);
+    exchange::<0>(v, avx2);
+    exchange::<1>(v, avx2);
+    exchange::<2>(v, avx2);
+    exchange::<3>(v, avx2);
+    exchange::<4>(v, avx2);
+    exchange::<5>(v, avx2);
+    exchange::<6>(v, avx2);
+    exchange::<7>(v, avx2);
+    exchange::<8>(v, avx2);
+    exchange::<9>(v, avx2);
+    exchange::<10>(v, avx2);
+    exchange::<11>(v, avx2);
+    exchange::<12>(v, avx2);
+    exchange::<13>(v, avx2);
+    exchange::<14>(v, avx2);
+    exchange::<15>(v, avx2);
+    exchange::<16>(v, avx2);
+    exchange::<17>(v, avx2);
+    exchange::<18>(v, avx2);
     *v = u32x8::transpose(*v);
     let reverse = u32x8::new([7, 6, 5, 4, 3, 2, 1, 0]);
     for value in v.iter_mut().skip(1).step_by(2) {
-        *value = value.shuffle(reverse);
+        // SAFETY: the caller's contract.
+        *value = unsafe { permute8(avx2, *value, reverse) };
     }
 }
 
 /// Comparator `C` of [`SORT_8`] on whole registers: the smaller values to the first.
 #[inline(always)]
-fn exchange<const C: usize>(v: &mut [u32x8; 8]) {
+fn exchange<const C: usize>(v: &mut [u32x8; 8], avx2: bool) {
     let (a, b) = const { SORT_8[C] };
-    (v[a], v[b]) = (v[a].min(v[b]), v[a].max(v[b]));
+    // SAFETY: `exchange` is called only by `presort_columns`, whose caller guarantees AVX2
+    // when `avx2` is set.
+    (v[a], v[b]) = unsafe { min_max8(avx2, v[a], v[b]) };
 }
 
 /// Sorts `8 * R` values (`R` = 1, 2, 4, 8 or 16) ascending across the registers.
+///
+/// # Safety
+/// As for [`stage`].
 #[inline(always)]
-fn bitonic<const R: usize>(v: &mut [u32x8; R]) {
-    if let Ok(all) = <&mut [u32x8; 8]>::try_from(&mut v[..]) {
-        presort_columns(all);
-    } else if R == 16 {
-        let (low, high) = v.split_at_mut(8);
-        presort_columns(low.try_into().unwrap());
-        presort_columns(high.try_into().unwrap());
-    } else {
-        stage::<R, 2, 1>(v);
-        stage::<R, 4, 2>(v);
-        stage::<R, 4, 1>(v);
-        stage::<R, 8, 4>(v);
-        stage::<R, 8, 2>(v);
-        stage::<R, 8, 1>(v);
+unsafe fn bitonic<const R: usize>(v: &mut [u32x8; R], avx2: bool) {
+    // SAFETY: every call below passes on the caller's contract.
+    unsafe {
+        if let Ok(all) = <&mut [u32x8; 8]>::try_from(&mut v[..]) {
+            presort_columns(all, avx2);
+        } else if R == 16 {
+            let (low, high) = v.split_at_mut(8);
+            presort_columns(low.try_into().unwrap(), avx2);
+            presort_columns(high.try_into().unwrap(), avx2);
+        } else {
+            stage::<R, 2, 1>(v, avx2);
+            stage::<R, 4, 2>(v, avx2);
+            stage::<R, 4, 1>(v, avx2);
+            stage::<R, 8, 4>(v, avx2);
+            stage::<R, 8, 2>(v, avx2);
+            stage::<R, 8, 1>(v, avx2);
+        }
+        stage::<R, 16, 8>(v, avx2);
+        stage::<R, 16, 4>(v, avx2);
+        stage::<R, 16, 2>(v, avx2);
+        stage::<R, 16, 1>(v, avx2);
+        stage::<R, 32, 16>(v, avx2);
+        stage::<R, 32, 8>(v, avx2);
+        stage::<R, 32, 4>(v, avx2);
+        stage::<R, 32, 2>(v, avx2);
+        stage::<R, 32, 1>(v, avx2);
+        stage::<R, 64, 32>(v, avx2);
+        stage::<R, 64, 16>(v, avx2);
+        stage::<R, 64, 8>(v, avx2);
+        stage::<R, 64, 4>(v, avx2);
+        stage::<R, 64, 2>(v, avx2);
+        stage::<R, 64, 1>(v, avx2);
+        stage::<R, 128, 64>(v, avx2);
+        stage::<R, 128, 32>(v, avx2);
+        stage::<R, 128, 16>(v, avx2);
+        stage::<R, 128, 8>(v, avx2);
+        stage::<R, 128, 4>(v, avx2);
+        stage::<R, 128, 2>(v, avx2);
+        stage::<R, 128, 1>(v, avx2);
     }
-    stage::<R, 16, 8>(v);
-    stage::<R, 16, 4>(v);
-    stage::<R, 16, 2>(v);
-    stage::<R, 16, 1>(v);
-    stage::<R, 32, 16>(v);
-    stage::<R, 32, 8>(v);
-    stage::<R, 32, 4>(v);
-    stage::<R, 32, 2>(v);
-    stage::<R, 32, 1>(v);
-    stage::<R, 64, 32>(v);
-    stage::<R, 64, 16>(v);
-    stage::<R, 64, 8>(v);
-    stage::<R, 64, 4>(v);
-    stage::<R, 64, 2>(v);
-    stage::<R, 64, 1>(v);
-    stage::<R, 128, 64>(v);
-    stage::<R, 128, 32>(v);
-    stage::<R, 128, 16>(v);
-    stage::<R, 128, 8>(v);
-    stage::<R, 128, 4>(v);
-    stage::<R, 128, 2>(v);
-    stage::<R, 128, 1>(v);
 }
 
 /// Sorts a list of at most `8 * R` values through `R` registers padded with `u32::MAX`.
@@ -182,9 +200,12 @@ fn bitonic<const R: usize>(v: &mut [u32x8; R]) {
 /// Whole registers move straight between the list and the vectors; only the one partly
 /// filled register goes through a small array (a variable-length copy through a buffer
 /// costs several times the network itself).
+///
+/// # Safety
+/// As for [`stage`].
 #[inline(always)]
 #[allow(clippy::manual_memcpy)] // A call to memcpy for at most 7 values is what this avoids.
-fn sort_in_registers<const R: usize>(list: &mut [u32]) {
+unsafe fn sort_in_registers<const R: usize>(list: &mut [u32], avx2: bool) {
     let len = list.len();
     debug_assert!(len <= 8 * R);
     // A plain loop rather than `array::from_fn`, which the compiler left as a call.
@@ -201,7 +222,8 @@ fn sort_in_registers<const R: usize>(list: &mut [u32]) {
             *value = u32x8::new(lanes);
         }
     }
-    bitonic(&mut v);
+    // SAFETY: the caller's contract.
+    unsafe { bitonic(&mut v, avx2) };
     for (a, value) in v.iter().enumerate() {
         let start = 8 * a;
         let lanes = value.to_array();
@@ -217,15 +239,22 @@ fn sort_in_registers<const R: usize>(list: &mut [u32]) {
 
 /// Sorts a short list ascending: a bitonic network up to [`NETWORK_MAX`] entries, the
 /// standard library's unstable sort beyond.
-pub(crate) fn sort_short(list: &mut [u32]) {
-    match list.len() {
-        0..=1 => {}
-        2..=8 => sort_in_registers::<1>(list),
-        9..=16 => sort_in_registers::<2>(list),
-        17..=32 => sort_in_registers::<4>(list),
-        33..=64 => sort_in_registers::<8>(list),
-        65..=NETWORK_MAX => sort_in_registers::<16>(list),
-        _ => list.sort_unstable(),
+///
+/// # Safety
+/// As for [`stage`].
+#[inline(always)]
+unsafe fn sort_short(list: &mut [u32], avx2: bool) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        match list.len() {
+            0..=1 => {}
+            2..=8 => sort_in_registers::<1>(list, avx2),
+            9..=16 => sort_in_registers::<2>(list, avx2),
+            17..=32 => sort_in_registers::<4>(list, avx2),
+            33..=64 => sort_in_registers::<8>(list, avx2),
+            65..=NETWORK_MAX => sort_in_registers::<16>(list, avx2),
+            _ => list.sort_unstable(),
+        }
     }
 }
 
@@ -234,10 +263,15 @@ pub(crate) fn sort_short(list: &mut [u32]) {
 /// `scratch` (grown as needed, kept by the caller). Measured against the standard library's
 /// unstable sort on the lists of dense clusters (hundreds of entries), which spent 17 % of
 /// a list pass in it.
-pub(crate) fn sort_long(list: &mut [u32], scratch: &mut Vec<u32>) {
+///
+/// # Safety
+/// As for [`stage`].
+#[inline(always)]
+unsafe fn sort_long(list: &mut [u32], scratch: &mut Vec<u32>, avx2: bool) {
     let len = list.len();
     for chunk in list.chunks_mut(NETWORK_MAX) {
-        sort_short(chunk);
+        // SAFETY: the caller's contract.
+        unsafe { sort_short(chunk, avx2) };
     }
     if len <= NETWORK_MAX {
         return;
@@ -293,8 +327,39 @@ fn merge(a: &[u32], b: &[u32], out: &mut [u32]) {
 /// go to [`sort_long`] with `scratch`.
 ///
 /// `row.len()` must be at least `len` rounded up to 8, 16, 32, 64 or 128 (whichever network
-/// `len` needs), or the list falls back to [`sort_short`].
-pub(crate) fn sort_padded(row: &mut [u32], len: usize, scratch: &mut Vec<u32>) {
+/// `len` needs), or the list falls back to [`sort_short`]. With `avx2`, a library compiled
+/// without AVX2 sorts in its run-time AVX2 build (see `simd`).
+///
+/// # Safety
+/// With `avx2`, [`avx2_detected`](crate::simd::avx2_detected) holds.
+pub(crate) unsafe fn sort_padded(row: &mut [u32], len: usize, scratch: &mut Vec<u32>, avx2: bool) {
+    if avx2 && !COMPILED_FOR_AVX2 {
+        // SAFETY: the caller guarantees that the CPU has AVX2.
+        unsafe { sort_padded_avx2(row, len, scratch) }
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { sort_padded_in(row, len, scratch, avx2) }
+    }
+}
+
+avx2_build! {
+    /// [`sort_padded`] compiled with AVX2 enabled (see `simd`), so that the network's
+    /// permutes and comparisons inline as AVX2 instructions.
+    ///
+    /// # Safety
+    /// [`avx2_detected`](crate::simd::avx2_detected) holds.
+    unsafe fn sort_padded_avx2(row: &mut [u32], len: usize, scratch: &mut Vec<u32>) {
+        // SAFETY: the caller guarantees that the CPU has AVX2.
+        unsafe { sort_padded_in(row, len, scratch, true) }
+    }
+}
+
+/// The body of [`sort_padded`].
+///
+/// # Safety
+/// As for [`stage`].
+#[inline(always)]
+unsafe fn sort_padded_in(row: &mut [u32], len: usize, scratch: &mut Vec<u32>, avx2: bool) {
     let width = match len {
         0..=1 => return,
         2..=8 => 8,
@@ -302,25 +367,31 @@ pub(crate) fn sort_padded(row: &mut [u32], len: usize, scratch: &mut Vec<u32>) {
         17..=32 => 32,
         33..=64 => 64,
         65..=NETWORK_MAX => NETWORK_MAX,
-        _ => return sort_long(&mut row[..len], scratch),
+        // SAFETY: the caller's contract.
+        _ => return unsafe { sort_long(&mut row[..len], scratch, avx2) },
     };
     if row.len() < width {
-        sort_short(&mut row[..len]);
+        // SAFETY: the caller's contract.
+        unsafe { sort_short(&mut row[..len], avx2) };
         return;
     }
     row[len..width].fill(u32::MAX);
-    match width {
-        8 => sort_in_registers::<1>(&mut row[..8]),
-        16 => sort_in_registers::<2>(&mut row[..16]),
-        32 => sort_in_registers::<4>(&mut row[..32]),
-        64 => sort_in_registers::<8>(&mut row[..64]),
-        _ => sort_in_registers::<16>(&mut row[..NETWORK_MAX]),
+    // SAFETY: the caller's contract.
+    unsafe {
+        match width {
+            8 => sort_in_registers::<1>(&mut row[..8], avx2),
+            16 => sort_in_registers::<2>(&mut row[..16], avx2),
+            32 => sort_in_registers::<4>(&mut row[..32], avx2),
+            64 => sort_in_registers::<8>(&mut row[..64], avx2),
+            _ => sort_in_registers::<16>(&mut row[..NETWORK_MAX], avx2),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::simd::avx2_detected;
 
     /// The 0-1 principle: a comparator network that sorts every sequence of zeros and ones
     /// sorts every sequence.
@@ -353,7 +424,7 @@ mod tests {
         let lengths = (0..=NETWORK_MAX + 5).chain([127, 128, 129, 191, 256, 300, 700]);
         for len in lengths {
             for pattern in 0..5 {
-                let mut list: Vec<u32> = (0..len)
+                let list: Vec<u32> = (0..len)
                     .map(|i| match pattern {
                         0 => next() as u32,
                         1 => i as u32,
@@ -364,20 +435,29 @@ mod tests {
                     .collect();
                 let mut expected = list.clone();
                 expected.sort_unstable();
-                let mut row = list.clone();
-                row.resize(len.max(NETWORK_MAX) + 8, 7);
-                sort_short(&mut list);
-                assert_eq!(list, expected, "length {len}, pattern {pattern}");
-                sort_padded(&mut row, len, &mut scratch);
-                assert_eq!(
-                    row[..len],
-                    expected[..],
-                    "padded, length {len}, pattern {pattern}"
-                );
-                let mut short = expected.clone();
-                short.reverse();
-                sort_padded(&mut short, len, &mut scratch);
-                assert_eq!(short, expected, "unpadded, length {len}, pattern {pattern}");
+                // The portable form, and the AVX2 form where the CPU has it.
+                let forms: &[bool] = if avx2_detected() {
+                    &[false, true]
+                } else {
+                    &[false]
+                };
+                for &avx2 in forms {
+                    let what = format!("length {len}, pattern {pattern}, avx2 {avx2}");
+                    let mut list = list.clone();
+                    let mut row = list.clone();
+                    row.resize(len.max(NETWORK_MAX) + 8, 7);
+                    let mut short = expected.clone();
+                    short.reverse();
+                    // SAFETY: `avx2` is set only where the CPU has the features.
+                    unsafe {
+                        sort_short(&mut list, avx2);
+                        sort_padded(&mut row, len, &mut scratch, avx2);
+                        sort_padded(&mut short, len, &mut scratch, avx2);
+                    }
+                    assert_eq!(list, expected, "{what}");
+                    assert_eq!(row[..len], expected[..], "padded, {what}");
+                    assert_eq!(short, expected, "unpadded, {what}");
+                }
             }
         }
     }

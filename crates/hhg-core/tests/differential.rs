@@ -14,9 +14,6 @@ use hhg_testkit::{
     oracle_self, shuffle, to_real, uniform_box, uniform_cube, within,
 };
 
-/// Both kernels; every path runs with each.
-const KERNELS: [Kernel; 2] = [Kernel::Simd, Kernel::Scalar];
-
 /// What the oracle says about a scene and its query points.
 struct Expected {
     /// Neighbour lists of the set against itself.
@@ -55,9 +52,11 @@ fn run_path<T: TestReal>(
     second: &[[T; 3]],
     expected: &Expected,
     kernel: Kernel,
+    run_time_dispatch: bool,
 ) -> Outcome {
     let points = &scene.points;
-    let grid = build_grid(points, scene.radius, kernel);
+    let mut grid = build_grid(points, scene.radius, kernel);
+    grid.set_run_time_dispatch(run_time_dispatch);
     assert_eq!(grid.len(), points.len(), "{what}: len()");
     assert_eq!(grid.is_empty(), points.is_empty(), "{what}: is_empty()");
     assert_eq!(grid.table().is_none(), points.is_empty(), "{what}: table()");
@@ -344,11 +343,21 @@ fn check_scene<T: TestReal>(seed: u64, scene: &Scene<T>) -> Option<CellTable> {
         back: oracle_cross(points, &second, radius),
     };
     let mut reference: Option<(String, Outcome)> = None;
-    for kernel in KERNELS {
+    // The SIMD kernel with and without its run-time AVX2 build (which the library, compiled
+    // for the default target, runs on a CPU with AVX2), and the scalar reference.
+    let paths = [
+        (Kernel::Simd, true),
+        (Kernel::Simd, false),
+        (Kernel::Scalar, true),
+    ];
+    for (kernel, dispatch) in paths {
         for threads in THREAD_COUNTS {
-            let what = format!("{} [{kernel:?} kernel, {threads} threads]", scene.name);
+            let what = format!(
+                "{} [{kernel:?} kernel, run-time dispatch {dispatch}, {threads} threads]",
+                scene.name
+            );
             let outcome = in_pool(threads, || {
-                run_path(&what, scene, &queries, &second, &expected, kernel)
+                run_path(&what, scene, &queries, &second, &expected, kernel, dispatch)
             });
             match &reference {
                 None => reference = Some((what, outcome)),

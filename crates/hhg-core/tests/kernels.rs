@@ -169,13 +169,15 @@ fn box_filter_keeps_every_hit<T: TestReal>() {
     );
 }
 
-/// Packing the lanes of a mask keeps exactly those lanes, in order, for every mask.
+/// Packing the lanes of a mask keeps exactly those lanes, in order, for every mask, with
+/// `wide`'s permutes and, where the CPU has them, with AVX2's.
 fn compress_keeps_the_masked_lanes<T: TestReal>() {
     let values: [T; 8] = std::array::from_fn(|k| T::from_f64(k as f64 * 1.5 - 3.0));
-    for mask in 0u32..256 {
+    let avx2 = cfg!(target_arch = "x86_64") && avx2_present();
+    for (mask, avx2) in (0u32..256).flat_map(|mask| [(mask, false), (mask, avx2)]) {
         let mut packed = [T::PAD; 8];
-        // SAFETY: `packed` holds 8 values.
-        unsafe { T::compress_lanes(&values, mask, packed.as_mut_ptr()) };
+        // SAFETY: `packed` holds 8 values, and `avx2` is set only where the CPU has AVX2.
+        unsafe { T::compress_lanes(&values, mask, packed.as_mut_ptr(), avx2) };
         let expected: Vec<T> = (0..8)
             .filter(|k| mask & (1 << k) != 0)
             .map(|k| values[k])
@@ -186,6 +188,18 @@ fn compress_keeps_the_masked_lanes<T: TestReal>() {
             "{}: mask {mask:#010b} packed {got:?}, expected {expected:?}",
             T::NAME
         );
+    }
+}
+
+/// Whether the CPU has AVX2.
+fn avx2_present() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
     }
 }
 

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
-use super::{NeighborLists, PartBuffer, gather_batch};
+use super::{NeighborLists, PartBuffer};
 use crate::geometry::CellTable;
 use crate::grid::Grid;
 use crate::kernel::MaskKernel;
@@ -218,6 +218,7 @@ impl<T: Real> Grid<T> {
             out.indices.capacity()
         };
         let next_unit = AtomicUsize::new(0);
+        let avx2 = self.runs_avx2_build::<K>();
         {
             let to = Destination::new(
                 &mut out.indices,
@@ -234,10 +235,17 @@ impl<T: Real> Grid<T> {
                     }
                     let mut part = worker.free.pop().unwrap_or_default();
                     part.start(self.unit_points(self.units[unit]));
-                    self.walk_unit_batches(table, self.units[unit], |ranges, batch| {
-                        // In cell order a point's list is its sorted position's.
-                        gather_batch::<T, K>(self, ranges, batch, &mut part, with_distances, |p| p);
-                    });
+                    // In cell order a point's list is its sorted position's.
+                    let list_of = |p: usize| p;
+                    let unit_buckets = self.units[unit];
+                    self.gather_unit::<K>(
+                        table,
+                        unit_buckets,
+                        &mut part,
+                        with_distances,
+                        list_of,
+                        avx2,
+                    );
                     debug_assert!(
                         part.slots
                             .first()
