@@ -9,7 +9,7 @@ use crate::geometry::{Bounds, CellTable, Kernel, Points, bounds};
 use crate::kernel::MaskKernel;
 use crate::real::{LANES, Real};
 use crate::simd::avx2_detected;
-use crate::sort::{SortScratch, counting_sort};
+use crate::sort::{SortScratch, counting_sort, fill_identity};
 
 /// Points per work unit of a search: units end at bucket borders, so a unit holds about
 /// this many points; small enough to balance two to sixteen threads, large enough that
@@ -206,15 +206,7 @@ impl<T: Real> Grid<T> {
         self.order.clear();
         // Padded like a built order, so the gather kernel can load 8 indices anywhere.
         self.order.resize(n + LANES, 0);
-        self.order[..n]
-            .par_chunks_mut(COPY_CHUNK)
-            .enumerate()
-            .for_each(|(chunk, order)| {
-                let first = chunk * COPY_CHUNK;
-                for (k, index) in order.iter_mut().enumerate() {
-                    *index = (first + k) as u32;
-                }
-            });
+        fill_identity(&mut self.order[..n]);
         self.in_cell_order = n > 0;
         &self.adopted_from[..n.min(self.adopted_from.len())]
     }

@@ -7,7 +7,7 @@
 //! list) took 3-4x as long as with `-C target-cpu=native`. The kernels therefore take an
 //! `avx2` flag, a constant in each monomorphized copy: where it is set they permute and
 //! compare with AVX2 instructions, and the list pass runs each work unit through a function
-//! compiled with AVX2 enabled ([`AVX2_FEATURES`]), entered only when the CPU reports those
+//! compiled with AVX2 enabled ([`avx2_build`]), entered only when the CPU reports those
 //! features. A build for a CPU with AVX2 sets the flag everywhere and never dispatches.
 
 use wide::u32x8;

@@ -273,6 +273,18 @@ fn grouped_sort(
         });
 }
 
+/// Writes `order[k] = k` for every position, in parallel blocks.
+pub(crate) fn fill_identity(order: &mut [u32]) {
+    order
+        .par_chunks_mut(CURSOR_BLOCK)
+        .enumerate()
+        .for_each(|(block, chunk)| {
+            for (k, slot) in chunk.iter_mut().enumerate() {
+                *slot = (block * CURSOR_BLOCK + k) as u32;
+            }
+        });
+}
+
 /// The counting sort of keys that already ascend (points given in cell order, the steady
 /// state of a solver that reorders its particles): the order is the identity, and bucket
 /// `b` starts at the first position whose key reaches `b`. No histogram, no scatter: at 1M
@@ -287,14 +299,7 @@ fn identity_sort(keys: &[u32], buckets: usize, starts: &mut Vec<u32>, order: &mu
         keys[n - 1]
     );
     order.resize(n, 0);
-    order
-        .par_chunks_mut(CURSOR_BLOCK)
-        .enumerate()
-        .for_each(|(block, chunk)| {
-            for (k, slot) in chunk.iter_mut().enumerate() {
-                *slot = (block * CURSOR_BLOCK + k) as u32;
-            }
-        });
+    fill_identity(order);
     starts.resize(buckets + 1, 0);
     let last = keys[n - 1] as usize;
     // The buckets after the last key start (empty) at the end.

@@ -299,6 +299,23 @@ fn static_pairs_and_empty_sets<T: TestReal>() {
     });
 }
 
+/// A search over a dynamic `fluid` and a static `boundary` with all four pairs of sets
+/// active, searched once; returns it with the two set ids.
+fn all_pairs_active<T: TestReal>(
+    radius: T,
+    fluid: &[[T; 3]],
+    boundary: &[[T; 3]],
+) -> (NeighborSearch<T>, SetId, SetId) {
+    let mut search = NeighborSearch::new(radius).unwrap();
+    let f = search.add_dynamic_set(fluid).unwrap();
+    let b = search.add_static_set(boundary).unwrap();
+    for (x, y) in [(f, f), (f, b), (b, f), (b, b)] {
+        search.set_active(x, y, true).unwrap();
+    }
+    search.find_neighbors().unwrap();
+    (search, f, b)
+}
+
 /// Adopting the cell order of every set, static ones too, renumbers every list that involves
 /// them: after the caller permutes its positions, all four pairs of sets match the oracle
 /// on the permuted points, with 1, 2 and 16 threads.
@@ -308,13 +325,7 @@ fn adopting_the_cell_order_of_every_set<T: TestReal>() {
         in_pool(threads, || {
             let what = format!("{} adopted, {threads} threads", T::NAME);
             let (mut fluid, mut boundary) = fluid_and_boundary::<T>(31);
-            let mut search = NeighborSearch::new(radius).unwrap();
-            let f = search.add_dynamic_set(&fluid).unwrap();
-            let b = search.add_static_set(&boundary).unwrap();
-            for (x, y) in [(f, f), (f, b), (b, f), (b, b)] {
-                search.set_active(x, y, true).unwrap();
-            }
-            search.find_neighbors().unwrap();
+            let (mut search, f, b) = all_pairs_active(radius, &fluid, &boundary);
             check_search(&what, &search, &[(f, &fluid), (b, &boundary)], radius);
             assert!(search.adopt_cell_order(2).is_err(), "{what}: no set 2");
             for (set, points) in [(f, &mut fluid), (b, &mut boundary)] {
@@ -347,13 +358,7 @@ fn distances_for_every_active_pair<T: TestReal>() {
         .map(|p| [p[0], p[1], p[2] - T::from_f64(2.2)])
         .collect();
     let radius = T::from_f64(1.0);
-    let mut search = NeighborSearch::new(radius).unwrap();
-    let f = search.add_dynamic_set(&fluid).unwrap();
-    let b = search.add_static_set(&boundary).unwrap();
-    for (x, y) in [(f, f), (f, b), (b, f), (b, b)] {
-        search.set_active(x, y, true).unwrap();
-    }
-    search.find_neighbors().unwrap();
+    let (mut search, f, b) = all_pairs_active(radius, &fluid, &boundary);
     assert!(
         search
             .neighbors(b, b)
