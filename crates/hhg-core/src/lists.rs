@@ -47,28 +47,8 @@ pub struct NeighborLists<T: Real> {
     scan: Vec<usize>,
     /// Bucket starts of the counting sort that turns pairs into lists.
     scan_starts: Vec<u32>,
-    /// Buffers of the workers of the pass for input in cell order.
-    workers: Vec<in_order::Worker<T>>,
-    /// The unit totals of that pass.
-    sequencer: SequencerCell,
-}
-
-/// The sequencer of the pass for input in cell order: scratch, so a clone starts afresh.
-#[derive(Debug, Default)]
-struct SequencerCell(std::sync::Mutex<in_order::Sequencer>);
-
-impl Clone for SequencerCell {
-    fn clone(&self) -> Self {
-        Self::default()
-    }
-}
-
-impl std::ops::Deref for SequencerCell {
-    type Target = std::sync::Mutex<in_order::Sequencer>;
-
-    fn deref(&self) -> &Self::Target {
-        &self.0
-    }
+    /// Scratch of the pass for input in cell order.
+    in_order: in_order::Scratch<T>,
 }
 
 /// The lists one work part gathered, in the order it visited its searching points.

@@ -5,15 +5,21 @@
 //! every point by its sorted position, so the lists of a unit of buckets fill one contiguous
 //! stretch of the output, right after the previous unit's. Workers claim units in ascending
 //! order; each publishes its unit's total to a [`Sequencer`], which fixes the start of every
-//! unit whose predecessors have all reported. A worker never waits: a unit whose start is
-//! not known yet stays pending in its buffer and goes out at the worker's next flush (after
-//! its next unit), or, for the last few, after all workers are done. The general pass instead keeps every unit's
+//! unit whose predecessors have all reported. A unit whose start is not known yet stays
+//! pending in its buffer and goes out at its worker's next flush (after its next unit), or,
+//! for the last few, after all workers are done. The general pass instead keeps every unit's
 //! lists until all are gathered and copies them from memory (~160 MB at 1M points).
+//!
+//! Unit `u` gathers into buffer slot `u % slots`, [`SLOTS_PER_WORKER`] slots a worker, and
+//! waits (placing its own pending units meanwhile) while unit `u - slots` still holds it.
+//! So every unit meets the same buffer at every pass whatever the threads' timing, and a
+//! pass whose units did not grow allocates nothing: a worker that created a buffer whenever
+//! it had none free needed one more than warm-up made now and then.
 
 use std::collections::VecDeque;
 use std::mem::MaybeUninit;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use rayon::prelude::*;
 
@@ -28,18 +34,53 @@ use crate::real::Real;
 /// grow a little from one step to the next still find their place while hot.
 const GROWTH_SLACK_SHIFT: u32 = 4;
 
-/// The buffers of one worker of the pass, kept across calls.
-#[derive(Clone, Debug, Default)]
-pub(super) struct Worker<T> {
-    /// Buffers ready for the next unit.
-    free: Vec<PartBuffer<T>>,
-    /// Gathered units not yet copied, oldest first, with their unit index.
-    pending: VecDeque<(usize, PartBuffer<T>)>,
+/// Buffer slots per worker: how far a worker may run ahead of the oldest unit not placed
+/// before it waits (a unit of a busy 2048 points holds ~330 KB of lists).
+pub(super) const SLOTS_PER_WORKER: usize = 4;
+
+/// The scratch of the pass, kept across calls; a clone starts afresh.
+#[derive(Debug, Default)]
+pub(super) struct Scratch<T> {
+    /// The unit totals published so far.
+    sequencer: Mutex<Sequencer>,
+    /// The buffers units gather into: unit `u` into slot `u % slots.len()`.
+    slots: Vec<Mutex<Slot<T>>>,
+    /// Each worker's gathered units not yet copied, oldest first.
+    pending: Vec<VecDeque<Pending<T>>>,
+}
+
+impl<T> Clone for Scratch<T> {
+    fn clone(&self) -> Self {
+        Self {
+            sequencer: Mutex::default(),
+            slots: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+}
+
+/// A buffer slot and the unit that may take it next.
+#[derive(Debug, Default)]
+struct Slot<T> {
+    buffer: PartBuffer<T>,
+    /// The unit allowed to take `buffer`: the slot's own index at the start of a pass, then
+    /// `u + slots` once unit `u` was placed.
+    next_unit: usize,
+}
+
+/// A gathered unit waiting for its start.
+#[derive(Debug)]
+struct Pending<T> {
+    unit: usize,
+    part: PartBuffer<T>,
+    /// Whether `part` is slot `unit % slots`'s buffer (else a spare of a pass whose output
+    /// grew, dropped once placed).
+    from_slot: bool,
 }
 
 /// The unit totals published so far and the output starts they fix.
 #[derive(Debug, Default)]
-pub(super) struct Sequencer {
+struct Sequencer {
     /// Entries of each unit, `usize::MAX` until published.
     totals: Vec<usize>,
     /// Output start of each unit (and the total at the end), valid up to `starts[known]`.
@@ -48,12 +89,10 @@ pub(super) struct Sequencer {
     known: usize,
 }
 
-/// Locks the sequencer. A poisoned lock (a panic elsewhere in an earlier pass) is taken over:
-/// every pass resets the sequencer before it uses it.
-fn lock(sequencer: &Mutex<Sequencer>) -> std::sync::MutexGuard<'_, Sequencer> {
-    sequencer
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+/// Locks a mutex of the pass. A poisoned lock (a panic elsewhere in an earlier pass) is
+/// taken over: every pass resets the sequencer and the slots before it uses them.
+fn lock<S>(mutex: &Mutex<S>) -> MutexGuard<'_, S> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Sequencer {
@@ -79,6 +118,12 @@ impl Sequencer {
     /// The output start of unit `unit`, once every unit before it has published.
     fn start(&self, unit: usize) -> Option<usize> {
         (unit <= self.known).then(|| self.starts[unit])
+    }
+
+    /// Tells whether unit `unit` is known to end past `room`, so that it cannot be placed
+    /// before the output grows.
+    fn overflows(&self, unit: usize, room: usize) -> bool {
+        unit < self.known && self.starts[unit + 1] > room
     }
 }
 
@@ -159,26 +204,74 @@ impl<T: Copy> Destination<'_, T> {
     }
 }
 
-impl<T: Real> Worker<T> {
-    /// Copies out the pending units, oldest first, while their start is known and their lists
-    /// fit the room; `first_list(u)` is the first list of unit `u`.
-    fn flush(
-        &mut self,
-        sequencer: &Mutex<Sequencer>,
-        to: &Destination<'_, T>,
-        first_list: impl Fn(usize) -> usize,
-    ) {
-        while let Some((unit, part)) = self.pending.front() {
-            let start = lock(sequencer).start(*unit);
-            let Some(start) = start.filter(|&s| s >= to.base && s + part.filled <= to.room) else {
+/// What a worker of the pass shares with the others.
+struct Shared<'s, 'd, T> {
+    sequencer: &'s Mutex<Sequencer>,
+    slots: &'s [Mutex<Slot<T>>],
+    to: &'s Destination<'d, T>,
+}
+
+impl<T: Real> Shared<'_, '_, T> {
+    /// Copies out the pending units of one worker, oldest first, while their start is known
+    /// and their lists fit the room; `first_list(u)` is the first list of unit `u`. Each
+    /// placed unit hands its slot on to unit `u + slots`.
+    fn flush(&self, pending: &mut VecDeque<Pending<T>>, first_list: impl Fn(usize) -> usize) {
+        while let Some(front) = pending.front() {
+            let start = lock(self.sequencer).start(front.unit);
+            let Some(start) =
+                start.filter(|&s| s >= self.to.base && s + front.part.filled <= self.to.room)
+            else {
                 break;
             };
             // SAFETY: units partition the lists and, in cell order, the output: unit `unit`
             // owns lists `first_list(unit)..` and output `start..start + filled`, which fits
             // the room; each pending unit is placed once, by the worker that gathered it.
-            unsafe { to.place(part, first_list(*unit), start) };
-            let (_, part) = self.pending.pop_front().expect("a front exists");
-            self.free.push(part);
+            unsafe { self.to.place(&front.part, first_list(front.unit), start) };
+            let done = pending.pop_front().expect("a front exists");
+            if done.from_slot {
+                let mut slot = lock(&self.slots[done.unit % self.slots.len()]);
+                debug_assert_eq!(slot.next_unit, done.unit, "a slot changed hands twice");
+                slot.buffer = done.part;
+                slot.next_unit = done.unit + self.slots.len();
+            }
+        }
+    }
+
+    /// The buffer unit `unit` gathers into: its slot's, once the unit before it in the slot
+    /// was placed. Meanwhile the worker places its own `pending` units, which may be that
+    /// unit. Where that unit cannot be placed before the output grows, the unit gathers
+    /// into a spare buffer instead (the pass allocates then anyway).
+    ///
+    /// No wait lasts: every unit below `unit` was claimed earlier, and a worker publishes a
+    /// unit's total before it waits for anything, so every start below `unit` becomes
+    /// known, and the unit holding the slot is placed by its worker's next flush.
+    fn take_buffer(
+        &self,
+        unit: usize,
+        pending: &mut VecDeque<Pending<T>>,
+        first_list: impl Fn(usize) -> usize + Copy,
+    ) -> (PartBuffer<T>, bool) {
+        let slot = &self.slots[unit % self.slots.len()];
+        let mut spins = 0u32;
+        loop {
+            {
+                let mut slot = lock(slot);
+                if slot.next_unit == unit {
+                    return (std::mem::take(&mut slot.buffer), true);
+                }
+                debug_assert!(slot.next_unit < unit, "unit {unit} claimed twice");
+            }
+            self.flush(pending, first_list);
+            let holder = unit - self.slots.len();
+            if lock(self.sequencer).overflows(holder, self.to.room) {
+                return (PartBuffer::default(), false);
+            }
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
         }
     }
 }
@@ -197,16 +290,26 @@ impl<T: Real> Grid<T> {
         let units = self.units.len();
         out.reset(n, 0, with_distances);
         let workers = rayon::current_num_threads().max(1);
-        if out.workers.len() < workers {
-            out.workers.resize_with(workers, Worker::default);
+        let scratch = &mut out.in_order;
+        let slot_count = workers * SLOTS_PER_WORKER;
+        if scratch.slots.len() < slot_count {
+            scratch.slots.resize_with(slot_count, Mutex::default);
         }
-        // Units left pending by a pass that panicked belong to no unit of this one.
-        for worker in &mut out.workers {
-            while let Some((_, part)) = worker.pending.pop_front() {
-                worker.free.push(part);
-            }
+        if scratch.pending.len() < workers {
+            scratch.pending.resize_with(workers, VecDeque::new);
         }
-        let sequencer = &out.sequencer;
+        let slots = &scratch.slots[..slot_count];
+        for (index, slot) in slots.iter().enumerate() {
+            lock(slot).next_unit = index;
+        }
+        for pending in &mut scratch.pending {
+            // Units left pending by a pass that panicked belong to no unit of this one; their
+            // slots' buffers (if any) are lost, to be grown again.
+            pending.clear();
+            // A worker holds at most every slot's unit, bar the spares of a growing output.
+            pending.reserve(slot_count);
+        }
+        let sequencer = &scratch.sequencer;
         lock(sequencer).reset(units);
         let first_list = |unit: usize| self.starts[self.units[unit].0 as usize] as usize;
 
@@ -219,6 +322,7 @@ impl<T: Real> Grid<T> {
         };
         let next_unit = AtomicUsize::new(0);
         let avx2 = self.runs_avx2_build::<K>();
+        let pending = &mut scratch.pending[..workers];
         {
             let to = Destination::new(
                 &mut out.indices,
@@ -227,13 +331,18 @@ impl<T: Real> Grid<T> {
                 0,
                 room,
             );
-            out.workers[..workers].par_iter_mut().for_each(|worker| {
+            let shared = Shared {
+                sequencer,
+                slots,
+                to: &to,
+            };
+            pending.par_iter_mut().for_each(|pending| {
                 loop {
                     let unit = next_unit.fetch_add(1, Ordering::Relaxed);
                     if unit >= units {
                         break;
                     }
-                    let mut part = worker.free.pop().unwrap_or_default();
+                    let (mut part, from_slot) = shared.take_buffer(unit, pending, first_list);
                     part.start(self.unit_points(self.units[unit]));
                     // In cell order a point's list is its sorted position's.
                     let list_of = |p: usize| p;
@@ -254,14 +363,18 @@ impl<T: Real> Grid<T> {
                         "a unit's lists are not consecutive"
                     );
                     lock(sequencer).publish(unit, part.filled);
-                    worker.pending.push_back((unit, part));
-                    worker.flush(sequencer, &to, first_list);
+                    pending.push_back(Pending {
+                        unit,
+                        part,
+                        from_slot,
+                    });
+                    shared.flush(pending, first_list);
                 }
             });
             // Every unit has published; the units that fit the room go out now.
-            out.workers[..workers]
+            pending
                 .par_iter_mut()
-                .for_each(|worker| worker.flush(sequencer, &to, first_list));
+                .for_each(|pending| shared.flush(pending, first_list));
         }
         let (total, fitted) = {
             let sequencer = lock(sequencer);
@@ -292,11 +405,16 @@ impl<T: Real> Grid<T> {
                 fitted,
                 total,
             );
-            out.workers[..workers]
+            let shared = Shared {
+                sequencer,
+                slots,
+                to: &to,
+            };
+            pending
                 .par_iter_mut()
-                .for_each(|worker| worker.flush(sequencer, &to, first_list));
+                .for_each(|pending| shared.flush(pending, first_list));
         }
-        debug_assert!(out.workers.iter().all(|w| w.pending.is_empty()));
+        debug_assert!(pending.iter().all(VecDeque::is_empty));
         // SAFETY: every unit was placed: entries `0..total` are initialized.
         unsafe { out.indices.set_len(total) };
         if with_distances {
