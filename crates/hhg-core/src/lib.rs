@@ -29,6 +29,8 @@ mod columns;
 mod error;
 mod geometry;
 mod grid;
+#[cfg(debug_assertions)]
+mod instances;
 mod kernel;
 mod lists;
 mod pairs;
@@ -46,6 +48,9 @@ pub use columns::{Column, MAX_POINTS, PointColumns, check_count};
 pub use error::Error;
 pub use geometry::{Bounds, CELL_MARGIN, CellTable, Kernel, MAX_SPAN_CELLS, Points, bounds};
 pub use grid::{Grid, check_radius};
+#[cfg(debug_assertions)]
+#[doc(hidden)]
+pub use instances::shared_entry_points;
 pub use lists::NeighborLists;
 pub use pairs::PairList;
 pub use real::{LANES, Real};
