@@ -725,6 +725,54 @@ fn insertion_sort_with_distances<T: Copy>(list: &mut [u32], distances: &mut [T])
     }
 }
 
+/// One task of a pass that runs the SIMD kernels: a work unit of a list pass ([`UnitTask`])
+/// or of the pairs ([`crate::pairs`]), or a range of searchers ([`SearcherTask`]).
+/// [`Grid::run_task`] runs it with the kernel as compiled or in the run-time AVX2 build.
+pub(crate) trait KernelTask<T: Real> {
+    /// What the task fills.
+    type Part;
+
+    /// Runs the task into `part` with kernel `K`. Inlined into the run-time AVX2 build
+    /// ([`Grid::run_task`]), so no closure may lie on the way to the kernels: a closure is
+    /// compiled as a function of its own, without that build's target features.
+    fn run<K: MaskKernel>(&self, grid: &Grid<T>, part: &mut Self::Part, with_distances: bool);
+}
+
+/// The points of work unit `unit` (bucket range) searching their own set; the list of sorted
+/// position `p` is output list `list_of(p)`.
+struct UnitTask<'a, F> {
+    table: &'a CellTable,
+    unit: (u32, u32),
+    list_of: F,
+}
+
+impl<T: Real, F: Fn(usize) -> usize + Copy> KernelTask<T> for UnitTask<'_, F> {
+    type Part = PartBuffer<T>;
+
+    #[inline(always)]
+    fn run<K: MaskKernel>(&self, grid: &Grid<T>, part: &mut PartBuffer<T>, with_distances: bool) {
+        grid.gather_unit_with::<K>(self.table, self.unit, part, with_distances, self.list_of);
+    }
+}
+
+/// Searchers `range` of another set (or query points) searching this set; `searcher(k)`
+/// gives the point and the output list of searcher `k`.
+struct SearcherTask<'a, S> {
+    table: &'a CellTable,
+    range: std::ops::Range<usize>,
+    searcher: &'a S,
+}
+
+impl<T: Real, S: Fn(usize) -> ([T; 3], usize)> KernelTask<T> for SearcherTask<'_, S> {
+    type Part = PartBuffer<T>;
+
+    #[inline(always)]
+    fn run<K: MaskKernel>(&self, grid: &Grid<T>, part: &mut PartBuffer<T>, with_distances: bool) {
+        let range = self.range.clone();
+        grid.gather_searchers_with::<K>(self.table, range, self.searcher, part, with_distances);
+    }
+}
+
 impl<T: Real> Grid<T> {
     /// The neighbour lists of every point of the set against the set itself, excluding the
     /// point itself: `out.neighbors(i)` holds every `j != i` within the radius of `i`.
@@ -765,51 +813,52 @@ impl<T: Real> Grid<T> {
                 part.start(self.unit_points(unit));
                 // The batch's slots are sorted positions; lists go to caller indices.
                 let list_of = |p: usize| self.order[p] as usize;
-                self.gather_unit::<K>(table, unit, part, with_distances, list_of, avx2);
+                let task = UnitTask {
+                    table,
+                    unit,
+                    list_of,
+                };
+                self.run_task::<K, _>(&task, part, with_distances, avx2);
             });
         out.assemble(parts);
     }
 
-    /// Gathers the lists of work unit `unit` into `part`, the list of sorted position `p`
-    /// as output list `list_of(p)`. With `avx2` (from [`Grid::runs_avx2_build`]), the unit
-    /// runs in the run-time AVX2 build of the inner loops.
+    /// Runs `task` into `part` with kernel `K`, or with `avx2` (from
+    /// [`Grid::runs_avx2_build`]) in the run-time AVX2 build of the inner loops.
     #[inline(always)]
-    fn gather_unit<K: MaskKernel>(
+    pub(crate) fn run_task<K: MaskKernel, Task: KernelTask<T>>(
         &self,
-        table: &CellTable,
-        unit: (u32, u32),
-        part: &mut PartBuffer<T>,
+        task: &Task,
+        part: &mut Task::Part,
         with_distances: bool,
-        list_of: impl Fn(usize) -> usize + Copy,
         avx2: bool,
     ) {
         if avx2 {
             // SAFETY: `runs_avx2_build` found the features `avx2_build` enables.
-            unsafe { self.gather_unit_avx2(table, unit, part, with_distances, list_of) };
+            unsafe { self.run_task_avx2(task, part, with_distances) };
         } else {
-            self.gather_unit_with::<K>(table, unit, part, with_distances, list_of);
+            task.run::<K>(self, part, with_distances);
         }
     }
 
     avx2_build! {
-        /// [`Grid::gather_unit`] compiled with AVX2 enabled, with the AVX2 kernel: every loop
+        /// [`Grid::run_task`] compiled with AVX2 enabled, with the AVX2 kernel: every loop
         /// inlined into it uses AVX2 instructions for the permutes (see `simd`).
         ///
         /// # Safety
         /// [`avx2_detected`](crate::simd::avx2_detected) holds.
-        unsafe fn gather_unit_avx2(
+        unsafe fn run_task_avx2<Task: KernelTask<T>>(
             &self,
-            table: &CellTable,
-            unit: (u32, u32),
-            part: &mut PartBuffer<T>,
+            task: &Task,
+            part: &mut Task::Part,
             with_distances: bool,
-            list_of: impl Fn(usize) -> usize + Copy,
         ) {
-            self.gather_unit_with::<Avx2Kernel>(table, unit, part, with_distances, list_of);
+            task.run::<Avx2Kernel>(self, part, with_distances);
         }
     }
 
-    /// The body of [`Grid::gather_unit`] for kernel `K`: the points of the unit's buckets in
+    /// Gathers the lists of work unit `unit` into `part` with kernel `K`, the list of sorted
+    /// position `p` as output list `list_of(p)`: the points of the unit's buckets in
     /// batches of up to [`BATCH`], with each bucket's full neighbourhood computed once, or
     /// once for a run of sparse buckets of one row (see [`RUN_POINTS`]). No closure on the
     /// way to the kernels: a closure is compiled as a function of its own, without the
@@ -938,47 +987,10 @@ impl<T: Real> Grid<T> {
         }
     }
 
-    /// Gathers into `part` the lists of searchers `range`, in batches of consecutive
-    /// searchers in the same bucket; searchers with no possible neighbour are skipped (their
-    /// lists stay empty). With `avx2` (from [`Grid::runs_avx2_build`]), in the run-time AVX2
-    /// build.
-    #[inline(always)]
-    fn gather_searchers<K: MaskKernel>(
-        &self,
-        table: &CellTable,
-        range: std::ops::Range<usize>,
-        searcher: &impl Fn(usize) -> ([T; 3], usize),
-        part: &mut PartBuffer<T>,
-        with_distances: bool,
-        avx2: bool,
-    ) {
-        if avx2 {
-            // SAFETY: `runs_avx2_build` found the features `avx2_build` enables.
-            unsafe { self.gather_searchers_avx2(table, range, searcher, part, with_distances) };
-        } else {
-            self.gather_searchers_with::<K>(table, range, searcher, part, with_distances);
-        }
-    }
-
-    avx2_build! {
-        /// [`Grid::gather_searchers`] compiled with AVX2 enabled, with the AVX2 kernel.
-        ///
-        /// # Safety
-        /// [`avx2_detected`](crate::simd::avx2_detected) holds.
-        unsafe fn gather_searchers_avx2(
-            &self,
-            table: &CellTable,
-            range: std::ops::Range<usize>,
-            searcher: &impl Fn(usize) -> ([T; 3], usize),
-            part: &mut PartBuffer<T>,
-            with_distances: bool,
-        ) {
-            self.gather_searchers_with::<Avx2Kernel>(table, range, searcher, part, with_distances);
-        }
-    }
-
-    /// The body of [`Grid::gather_searchers`] for kernel `K` (no closure on the way to the
-    /// kernels, as in [`Grid::gather_unit_with`]).
+    /// Gathers into `part` with kernel `K` the lists of searchers `range`, in batches of
+    /// consecutive searchers in the same bucket; searchers with no possible neighbour are
+    /// skipped (their lists stay empty). No closure on the way to the kernels, as in
+    /// [`Grid::gather_unit_with`].
     #[inline(always)]
     fn gather_searchers_with<K: MaskKernel>(
         &self,
@@ -1041,7 +1053,12 @@ impl<T: Real> Grid<T> {
             .for_each(|(chunk, part)| {
                 let range = chunk * QUERY_CHUNK..((chunk + 1) * QUERY_CHUNK).min(count);
                 part.start(range.len());
-                self.gather_searchers::<K>(table, range, &searcher, part, with_distances, avx2);
+                let task = SearcherTask {
+                    table,
+                    range,
+                    searcher: &searcher,
+                };
+                self.run_task::<K, _>(&task, part, with_distances, avx2);
             });
         out.assemble(parts);
     }

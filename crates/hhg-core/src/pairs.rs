@@ -6,6 +6,7 @@ use rayon::prelude::*;
 use crate::geometry::{CellTable, Kernel};
 use crate::grid::{Grid, Ranges};
 use crate::kernel::{MaskKernel, ScalarKernel, SimdKernel, for_each_hit, gather_point, scan_batch};
+use crate::lists::KernelTask;
 use crate::parallel::{DisjointSlice, candidate_room, exclusive_scan};
 use crate::real::{LANES, Real};
 
@@ -29,6 +30,21 @@ struct PairPart<T> {
     distances: Vec<T>,
     /// The gather row of one point.
     scratch: Vec<u32>,
+}
+
+/// The unique pairs of work unit `unit` (bucket range), for [`Grid::run_task`].
+struct PairTask<'a> {
+    table: &'a CellTable,
+    unit: (u32, u32),
+}
+
+impl<T: Real> KernelTask<T> for PairTask<'_> {
+    type Part = PairPart<T>;
+
+    #[inline(always)]
+    fn run<K: MaskKernel>(&self, grid: &Grid<T>, part: &mut PairPart<T>, with_distances: bool) {
+        grid.pairs_unit_with::<K>(self.table, self.unit, part, with_distances);
+    }
 }
 
 impl<T: Real> PairList<T> {
@@ -163,62 +179,13 @@ impl<T: Real> Grid<T> {
         if out.parts.len() < units {
             out.parts.resize_with(units, PairPart::default);
         }
+        let avx2 = self.runs_avx2_build::<K>();
         self.units
             .par_iter()
             .zip(out.parts[..units].par_iter_mut())
             .for_each(|(&unit, part)| {
-                part.pairs.clear();
-                part.distances.clear();
-                let columns = self.sorted.padded();
-                let order = &self.order[..];
-                self.walk_unit_pair_ranges(table, unit, |p, ranges| {
-                    let point = self.sorted.point(p as usize);
-                    let row = ranges.candidates() + LANES;
-                    if part.scratch.len() < row {
-                        part.scratch.resize(candidate_room(row), 0);
-                    }
-                    // SAFETY: the ranges come from this grid's bucket starts (below its point
-                    // count), the columns are its padded columns, `order` is padded by LANES
-                    // (see `Grid::build_points`), and the row holds every candidate plus LANES.
-                    let hits = unsafe {
-                        if with_distances {
-                            gather_point::<T, K, false>(
-                                columns,
-                                order,
-                                point,
-                                self.r2,
-                                ranges.as_slice(),
-                                usize::MAX,
-                                u32::MAX,
-                                &mut part.scratch[..row],
-                            )
-                        } else {
-                            gather_point::<T, K, true>(
-                                columns,
-                                order,
-                                point,
-                                self.r2,
-                                ranges.as_slice(),
-                                usize::MAX,
-                                u32::MAX,
-                                &mut part.scratch[..row],
-                            )
-                        }
-                    };
-                    let i = order[p as usize];
-                    for &found in &part.scratch[..hits] {
-                        let j = if with_distances {
-                            part.distances.push(T::distance_squared(
-                                point,
-                                self.sorted.point(found as usize),
-                            ));
-                            order[found as usize]
-                        } else {
-                            found
-                        };
-                        part.pairs.push(if i < j { [i, j] } else { [j, i] });
-                    }
-                });
+                let task = PairTask { table, unit };
+                self.run_task::<K, _>(&task, part, with_distances, avx2);
             });
         // Pass 2: unit offsets, then each unit copies its pairs into place.
         out.unit_offsets.clear();
@@ -251,6 +218,78 @@ impl<T: Real> Grid<T> {
                     unsafe { distances.range_mut(start, len) }.copy_from_slice(&part.distances);
                 }
             });
+    }
+
+    /// Gathers the unique pairs of work unit `unit` into `part` with kernel `K`: each point
+    /// against the later points of its bucket and the bucket's 13 forward neighbours. No
+    /// closure on the way to the kernels (see [`KernelTask::run`]).
+    #[inline(always)]
+    fn pairs_unit_with<K: MaskKernel>(
+        &self,
+        table: &CellTable,
+        unit: (u32, u32),
+        part: &mut PairPart<T>,
+        with_distances: bool,
+    ) {
+        part.pairs.clear();
+        part.distances.clear();
+        let columns = self.sorted.padded();
+        let order = &self.order[..];
+        for b in unit.0..unit.1 {
+            let (start, end) = self.bucket_range(b);
+            if start == end {
+                continue;
+            }
+            let forward = self.forward_neighbourhood(table, b, table.bucket_coords(b));
+            for p in start..end {
+                let ranges = Self::pair_ranges(p, end, &forward);
+                let point = self.sorted.point(p as usize);
+                let row = ranges.candidates() + LANES;
+                if part.scratch.len() < row {
+                    part.scratch.resize(candidate_room(row), 0);
+                }
+                // With distances the hits are sorted positions (to find their coordinates),
+                // else the caller's indices (`IDS`). A macro, not a closure: see above.
+                macro_rules! gather {
+                    ($ids:literal) => {
+                        // SAFETY: the ranges come from this grid's bucket starts (below its
+                        // point count), the columns are its padded columns, `order` is padded
+                        // by LANES (see `Grid::build_points`), and the row holds every
+                        // candidate plus LANES.
+                        unsafe {
+                            gather_point::<T, K, $ids>(
+                                columns,
+                                order,
+                                point,
+                                self.r2,
+                                ranges.as_slice(),
+                                usize::MAX,
+                                u32::MAX,
+                                &mut part.scratch[..row],
+                            )
+                        }
+                    };
+                }
+                let hits = if with_distances {
+                    gather!(false)
+                } else {
+                    gather!(true)
+                };
+                let i = order[p as usize];
+                for &found in &part.scratch[..hits] {
+                    let j = if with_distances {
+                        part.distances.push(T::distance_squared(
+                            point,
+                            self.sorted.point(found as usize),
+                        ));
+                        order[found as usize]
+                    } else {
+                        found
+                    };
+                    part.pairs.push(if i < j { [i, j] } else { [j, i] });
+                }
+            }
+        }
     }
 
     /// Calls `visit(i, j, d2)` for every pair found from the points of one work unit, in

@@ -23,7 +23,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use rayon::prelude::*;
 
-use super::{NeighborLists, PartBuffer};
+use super::{NeighborLists, PartBuffer, UnitTask};
 use crate::geometry::CellTable;
 use crate::grid::Grid;
 use crate::kernel::MaskKernel;
@@ -345,16 +345,12 @@ impl<T: Real> Grid<T> {
                     let (mut part, from_slot) = shared.take_buffer(unit, pending, first_list);
                     part.start(self.unit_points(self.units[unit]));
                     // In cell order a point's list is its sorted position's.
-                    let list_of = |p: usize| p;
-                    let unit_buckets = self.units[unit];
-                    self.gather_unit::<K>(
+                    let task = UnitTask {
                         table,
-                        unit_buckets,
-                        &mut part,
-                        with_distances,
-                        list_of,
-                        avx2,
-                    );
+                        unit: self.units[unit],
+                        list_of: |p: usize| p,
+                    };
+                    self.run_task::<K, _>(&task, &mut part, with_distances, avx2);
                     debug_assert!(
                         part.slots
                             .first()
