@@ -1471,3 +1471,46 @@ fn bounds_and_point_columns() {
     columns.assign_aos(&[]).unwrap();
     assert!(columns.is_empty() && columns.x().is_empty());
 }
+
+/// The pass for input in cell order under contention: 8 threads on however many cores, a
+/// set of ~50 work units (more than the pass's 32 buffer slots), 24 passes in a row, half of
+/// them with an output that must grow. Workers wait for each other's slots there; every pass
+/// must end (a watchdog fails the test after two minutes instead of hanging) with the lists
+/// of a pass on one thread, which never waits for another worker.
+#[test]
+fn lists_in_cell_order_under_contention() {
+    let mut rng = SplitMix64::new(211);
+    let random: Vec<[f32; 3]> = to_real(&uniform_cube(&mut rng, 100_000, [0.0; 3], 1.0, 20.0));
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut grid = Grid::new(1.0f32).unwrap();
+        grid.build(&random).unwrap();
+        let mut ordered = random;
+        apply_order(grid.order(), &mut ordered);
+        grid.build(&ordered).unwrap();
+        assert!(grid.in_cell_order(), "the points are not in cell order");
+        let mut reference = NeighborLists::default();
+        in_pool(1, || grid.neighbor_lists(&mut reference));
+        let expected = Csr::of(&reference);
+        in_pool(8, || {
+            for pass in 0..24 {
+                // A fresh output grows past its empty room; a reused one has room.
+                let mut fresh = NeighborLists::default();
+                let mut reused = NeighborLists::default();
+                grid.neighbor_lists(&mut reused);
+                let (lists, what) = if pass % 2 == 0 {
+                    grid.neighbor_lists(&mut fresh);
+                    (&fresh, "a growing output")
+                } else {
+                    grid.neighbor_lists(&mut reused);
+                    (&reused, "a reused output")
+                };
+                Csr::of(lists).assert_same(&format!("pass {pass}, {what}, 8 threads"), &expected);
+            }
+        });
+        done.send(()).unwrap();
+    });
+    finished
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the passes in cell order did not end within two minutes (a deadlock?)");
+}

@@ -7,7 +7,7 @@
 //! order; each publishes its unit's total to a [`Sequencer`], which fixes the start of every
 //! unit whose predecessors have all reported. A unit whose start is not known yet stays
 //! pending in its buffer and goes out at its worker's next flush (after its next unit), or,
-//! for the last few, after all workers are done. The general pass instead keeps every unit's
+//! for the last few, before its worker leaves the pass. The general pass instead keeps every unit's
 //! lists until all are gathered and copies them from memory (~160 MB at 1M points).
 //!
 //! Unit `u` gathers into buffer slot `u % slots`, [`SLOTS_PER_WORKER`] slots a worker, and
@@ -237,6 +237,27 @@ impl<T: Real> Shared<'_, '_, T> {
         }
     }
 
+    /// Places every pending unit of a worker that fits the room, waiting for the starts
+    /// still unknown; the units that do not fit stay pending for the grown output. Called
+    /// once every unit is claimed, so every start becomes known (see `take_buffer`).
+    fn drain(
+        &self,
+        pending: &mut VecDeque<Pending<T>>,
+        first_list: impl Fn(usize) -> usize + Copy,
+    ) {
+        let mut spins = 0u32;
+        loop {
+            self.flush(pending, first_list);
+            let Some(front) = pending.front() else {
+                return;
+            };
+            if lock(self.sequencer).overflows(front.unit, self.to.room) {
+                return;
+            }
+            spins = pause(spins);
+        }
+    }
+
     /// The buffer unit `unit` gathers into: its slot's, once the unit before it in the slot
     /// was placed. Meanwhile the worker places its own `pending` units, which may be that
     /// unit. Where that unit cannot be placed before the output grows, the unit gathers
@@ -244,7 +265,8 @@ impl<T: Real> Shared<'_, '_, T> {
     ///
     /// No wait lasts: every unit below `unit` was claimed earlier, and a worker publishes a
     /// unit's total before it waits for anything, so every start below `unit` becomes
-    /// known, and the unit holding the slot is placed by its worker's next flush.
+    /// known, and the unit holding the slot is placed by its worker's next flush: in its own
+    /// wait for a slot, after its next unit, or in the [`Shared::drain`] before it leaves.
     fn take_buffer(
         &self,
         unit: usize,
@@ -266,14 +288,20 @@ impl<T: Real> Shared<'_, '_, T> {
             if lock(self.sequencer).overflows(holder, self.to.room) {
                 return (PartBuffer::default(), false);
             }
-            spins += 1;
-            if spins < 64 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
+            spins = pause(spins);
         }
     }
+}
+
+/// Waits a moment in a loop that waits for another worker: spins at first, then yields the
+/// core. Returns the count of waits so far.
+fn pause(spins: u32) -> u32 {
+    if spins < 64 {
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
+    spins.saturating_add(1)
 }
 
 impl<T: Real> Grid<T> {
@@ -366,11 +394,10 @@ impl<T: Real> Grid<T> {
                     });
                     shared.flush(pending, first_list);
                 }
+                // Every unit is claimed. A worker still waiting for a slot may wait for one
+                // of these units, so they go out before this worker leaves.
+                shared.drain(pending, first_list);
             });
-            // Every unit has published; the units that fit the room go out now.
-            pending
-                .par_iter_mut()
-                .for_each(|pending| shared.flush(pending, first_list));
         }
         let (total, fitted) = {
             let sequencer = lock(sequencer);
