@@ -4,7 +4,7 @@
 
 use wide::u32x8;
 
-use crate::parallel::candidate_room;
+use crate::parallel::{candidate_room, keep_larger};
 use crate::real::{COMPRESS_LANES, LANES, Real};
 use crate::simd::{COMPILED_FOR_AVX2, permute8};
 
@@ -348,6 +348,14 @@ pub(crate) struct PackedCandidates<T> {
 }
 
 impl<T: Real> PackedCandidates<T> {
+    /// Keeps, column by column, the larger allocation of `self` and `other`.
+    pub(crate) fn absorb(&mut self, other: Self) {
+        keep_larger(&mut self.x, other.x);
+        keep_larger(&mut self.y, other.y);
+        keep_larger(&mut self.z, other.z);
+        keep_larger(&mut self.ids, other.ids);
+    }
+
     /// Makes the columns at least `len` long, growing them only past their high-water mark,
     /// and then with slack ([`candidate_room`]): a neighbourhood a little fuller than any
     /// before (points moved between steps) finds room.

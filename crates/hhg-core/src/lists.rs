@@ -20,7 +20,7 @@ use crate::kernel::{
     SimdKernel, bounding_box, for_each_hit, gather_many, gather_point, pack_within_box,
     range_holding, scan_batch,
 };
-use crate::parallel::{DisjointSlice, exclusive_scan, prefetch, reserve_with_slack};
+use crate::parallel::{DisjointSlice, exclusive_scan, keep_larger, prefetch, reserve_with_slack};
 use crate::real::{LANES, Real};
 use crate::simd::avx2_build;
 use crate::smallsort::{NETWORK_MAX, sort_padded};
@@ -74,6 +74,20 @@ struct PartBuffer<T> {
     packed: PackedCandidates<T>,
     /// Lists checked in a row that did not ascend (see [`PartBuffer::sort_gathered`]).
     unsorted_streak: u32,
+}
+
+impl<T: Real> PartBuffer<T> {
+    /// Keeps, field by field, the larger allocation of `self` and `other`.
+    fn absorb(&mut self, other: Self) {
+        keep_larger(&mut self.entries, other.entries);
+        keep_larger(&mut self.distances, other.distances);
+        keep_larger(&mut self.slots, other.slots);
+        keep_larger(&mut self.lens, other.lens);
+        keep_larger(&mut self.merge, other.merge);
+        keep_larger(&mut self.sort_keys, other.sort_keys);
+        keep_larger(&mut self.sort_distances, other.sort_distances);
+        self.packed.absorb(other.packed);
+    }
 }
 
 impl<T: Copy + Default> PartBuffer<T> {

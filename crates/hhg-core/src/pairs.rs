@@ -7,7 +7,9 @@ use crate::geometry::{CellTable, Kernel};
 use crate::grid::{Grid, Ranges};
 use crate::kernel::{MaskKernel, ScalarKernel, SimdKernel, for_each_hit, gather_point, scan_batch};
 use crate::lists::KernelTask;
-use crate::parallel::{DisjointSlice, candidate_room, exclusive_scan};
+use crate::parallel::{
+    DisjointSlice, MIN_ROOM, candidate_room, exclusive_scan, reserve_with_slack,
+};
 use crate::real::{LANES, Real};
 
 /// Unique neighbour pairs `[i, j]` with `i < j` in the caller's numbering, optionally with
@@ -289,6 +291,16 @@ impl<T: Real> Grid<T> {
                     part.pairs.push(if i < j { [i, j] } else { [j, i] });
                 }
             }
+        }
+        // A unit's pair count changes from step to step (points move, and the unit's cut
+        // with them): keep room for `MIN_ROOM` pairs more than now, plus an eighth, so that
+        // the next step allocates nothing unless it grows by more. Doubling alone left a
+        // unit just below a power of two short; an eighth alone, the small last unit of a
+        // set (1,806 pairs, then 2,089).
+        let room = part.pairs.len() + MIN_ROOM;
+        reserve_with_slack(&mut part.pairs, room);
+        if with_distances {
+            reserve_with_slack(&mut part.distances, room);
         }
     }
 

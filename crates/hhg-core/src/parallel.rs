@@ -159,3 +159,11 @@ pub(crate) fn reserve_with_slack<V>(buffer: &mut Vec<V>, needed: usize) {
         buffer.reserve_exact(with_slack(needed) - buffer.len());
     }
 }
+
+/// Keeps the larger allocation of `mine` and `theirs` in `mine` (the other is dropped): for
+/// scratch buffers whose capacity, not content, is what is kept across calls.
+pub(crate) fn keep_larger<V>(mine: &mut Vec<V>, theirs: Vec<V>) {
+    if theirs.capacity() > mine.capacity() {
+        *mine = theirs;
+    }
+}

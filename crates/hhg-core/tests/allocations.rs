@@ -25,6 +25,18 @@ static COUNT: AtomicUsize = AtomicUsize::new(0);
 /// The size and backtrace of the first counted allocation.
 static FIRST: Mutex<Option<(usize, Backtrace)>> = Mutex::new(None);
 
+/// Held by each test for its whole run: the counter is global, so two tests counting at
+/// once would count each other's allocations.
+static ONE_TEST_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Waits until no other test of this file runs (a test that failed before still lets the
+/// others run).
+fn one_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_TEST_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 thread_local! {
     /// Set while this thread records a backtrace, whose own allocations are not counted.
     static RECORDING: Cell<bool> = const { Cell::new(false) };
@@ -175,6 +187,7 @@ fn assert_none_counted(counted: usize, what: &str) {
 
 #[test]
 fn rebuild_and_search_allocate_nothing_after_warm_up() {
+    let _alone = one_test_at_a_time();
     let n = 20_000;
     let radius = 1.0f64;
     let mut rng = SplitMix64::new(7);
@@ -226,4 +239,41 @@ fn rebuild_and_search_allocate_nothing_after_warm_up() {
     );
     assert_eq!(list_total, 2 * pair_count);
     assert_none_counted(counted, "a sheet in a hashed table");
+}
+
+/// The pass for input in cell order after an output that grew: a block of ~30 work units
+/// (more than the pass's 8 buffer slots on two threads), its density rising along z, is
+/// searched once into an empty output, so every unit past the first 8 gathers into a spare
+/// buffer while the output grows, and the slots' own buffers hold the sparse first units.
+/// The next step, the points moved and a little sparser, must find the dense units'
+/// allocations kept in their slots (with the spares dropped instead, it allocates).
+#[test]
+fn a_step_after_an_output_grew_in_cell_order_allocates_nothing() {
+    let _alone = one_test_at_a_time();
+    let n = 60_000;
+    let radius = 1.0f64;
+    let mut rng = SplitMix64::new(11);
+    let edge = cube_edge(n, radius, 30.0);
+    // Density proportional to z: z = edge * sqrt(u) for u uniform.
+    let points: Vec<[f64; 3]> = (0..n)
+        .map(|_| {
+            let [x, y, u] = [
+                rng.range(0.0, edge),
+                rng.range(0.0, edge),
+                rng.range(0.0, 1.0),
+            ];
+            [x, y, edge * u.sqrt()]
+        })
+        .collect();
+    let squeezed = squeeze(&points, edge / 2.0, 0.97);
+    let moved = displace(&mut rng, &points, 0.02);
+    let (counted, pair_count, list_total, buckets, buckets_after) =
+        allocations_after_warm_up(&[&squeezed], &moved, radius, true);
+    assert_eq!(buckets_after, buckets, "the table changed size");
+    assert!(
+        pair_count > 10 * n,
+        "too few pairs ({pair_count}) for a meaningful test"
+    );
+    assert_eq!(list_total, 2 * pair_count);
+    assert_none_counted(counted, "a cube in cell order after a growing step");
 }

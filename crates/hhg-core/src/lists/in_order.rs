@@ -14,11 +14,14 @@
 //! waits (placing its own pending units meanwhile) while unit `u - slots` still holds it.
 //! So every unit meets the same buffer at every pass whatever the threads' timing, and a
 //! pass whose units did not grow allocates nothing: a worker that created a buffer whenever
-//! it had none free needed one more than warm-up made now and then.
+//! it had none free needed one more than warm-up made now and then. While the output grows,
+//! a unit whose slot is held by a unit that cannot be placed yet takes a spare buffer; its
+//! allocations go back to the slot at the next pass. A worker that panics sets a flag that
+//! ends every wait, so that rayon can pass the panic on.
 
 use std::collections::VecDeque;
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use rayon::prelude::*;
@@ -63,6 +66,9 @@ impl<T> Clone for Scratch<T> {
 #[derive(Debug, Default)]
 struct Slot<T> {
     buffer: PartBuffer<T>,
+    /// The largest allocations of the spare buffers its units took while the output grew,
+    /// absorbed into `buffer` at the next pass: the step after a growth finds them grown.
+    spare: PartBuffer<T>,
     /// The unit allowed to take `buffer`: the slot's own index at the start of a pass, then
     /// `u + slots` once unit `u` was placed.
     next_unit: usize,
@@ -209,6 +215,20 @@ struct Shared<'s, 'd, T> {
     sequencer: &'s Mutex<Sequencer>,
     slots: &'s [Mutex<Slot<T>>],
     to: &'s Destination<'d, T>,
+    /// Set when a worker panicked: the units it held will never be published or placed,
+    /// so no one waits for them any more (rayon then passes the panic on).
+    aborted: &'s AtomicBool,
+}
+
+/// Sets the pass's `aborted` flag when dropped while its worker unwinds from a panic.
+struct AbortOnPanic<'a>(&'a AtomicBool);
+
+impl Drop for AbortOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Release);
+        }
+    }
 }
 
 impl<T: Real> Shared<'_, '_, T> {
@@ -228,11 +248,13 @@ impl<T: Real> Shared<'_, '_, T> {
             // the room; each pending unit is placed once, by the worker that gathered it.
             unsafe { self.to.place(&front.part, first_list(front.unit), start) };
             let done = pending.pop_front().expect("a front exists");
+            let mut slot = lock(&self.slots[done.unit % self.slots.len()]);
             if done.from_slot {
-                let mut slot = lock(&self.slots[done.unit % self.slots.len()]);
                 debug_assert_eq!(slot.next_unit, done.unit, "a slot changed hands twice");
                 slot.buffer = done.part;
                 slot.next_unit = done.unit + self.slots.len();
+            } else {
+                slot.spare.absorb(done.part);
             }
         }
     }
@@ -251,7 +273,9 @@ impl<T: Real> Shared<'_, '_, T> {
             let Some(front) = pending.front() else {
                 return;
             };
-            if lock(self.sequencer).overflows(front.unit, self.to.room) {
+            if self.aborted.load(Ordering::Acquire)
+                || lock(self.sequencer).overflows(front.unit, self.to.room)
+            {
                 return;
             }
             spins = pause(spins);
@@ -267,26 +291,30 @@ impl<T: Real> Shared<'_, '_, T> {
     /// unit's total before it waits for anything, so every start below `unit` becomes
     /// known, and the unit holding the slot is placed by its worker's next flush: in its own
     /// wait for a slot, after its next unit, or in the [`Shared::drain`] before it leaves.
+    /// `None` when another worker panicked (the slot may never come free).
     fn take_buffer(
         &self,
         unit: usize,
         pending: &mut VecDeque<Pending<T>>,
         first_list: impl Fn(usize) -> usize + Copy,
-    ) -> (PartBuffer<T>, bool) {
+    ) -> Option<(PartBuffer<T>, bool)> {
         let slot = &self.slots[unit % self.slots.len()];
         let mut spins = 0u32;
         loop {
             {
                 let mut slot = lock(slot);
                 if slot.next_unit == unit {
-                    return (std::mem::take(&mut slot.buffer), true);
+                    return Some((std::mem::take(&mut slot.buffer), true));
                 }
                 debug_assert!(slot.next_unit < unit, "unit {unit} claimed twice");
+            }
+            if self.aborted.load(Ordering::Acquire) {
+                return None;
             }
             self.flush(pending, first_list);
             let holder = unit - self.slots.len();
             if lock(self.sequencer).overflows(holder, self.to.room) {
-                return (PartBuffer::default(), false);
+                return Some((PartBuffer::default(), false));
             }
             spins = pause(spins);
         }
@@ -328,7 +356,10 @@ impl<T: Real> Grid<T> {
         }
         let slots = &scratch.slots[..slot_count];
         for (index, slot) in slots.iter().enumerate() {
-            lock(slot).next_unit = index;
+            let mut slot = lock(slot);
+            slot.next_unit = index;
+            let spare = std::mem::take(&mut slot.spare);
+            slot.buffer.absorb(spare);
         }
         for pending in &mut scratch.pending {
             // Units left pending by a pass that panicked belong to no unit of this one; their
@@ -349,6 +380,7 @@ impl<T: Real> Grid<T> {
             out.indices.capacity()
         };
         let next_unit = AtomicUsize::new(0);
+        let aborted = AtomicBool::new(false);
         let avx2 = self.runs_avx2_build::<K>();
         let pending = &mut scratch.pending[..workers];
         {
@@ -363,14 +395,19 @@ impl<T: Real> Grid<T> {
                 sequencer,
                 slots,
                 to: &to,
+                aborted: &aborted,
             };
             pending.par_iter_mut().for_each(|pending| {
+                let _abort_on_panic = AbortOnPanic(&aborted);
                 loop {
                     let unit = next_unit.fetch_add(1, Ordering::Relaxed);
                     if unit >= units {
                         break;
                     }
-                    let (mut part, from_slot) = shared.take_buffer(unit, pending, first_list);
+                    let Some((mut part, from_slot)) = shared.take_buffer(unit, pending, first_list)
+                    else {
+                        break;
+                    };
                     part.start(self.unit_points(self.units[unit]));
                     // In cell order a point's list is its sorted position's.
                     let task = UnitTask {
@@ -432,6 +469,7 @@ impl<T: Real> Grid<T> {
                 sequencer,
                 slots,
                 to: &to,
+                aborted: &aborted,
             };
             pending
                 .par_iter_mut()
@@ -445,5 +483,69 @@ impl<T: Real> Grid<T> {
             unsafe { out.distances.set_len(total) };
         }
         out.offsets[n] = total;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two slots, held by units 0 and 1; 20 units; an output with room for 16 entries.
+    fn with_shared(aborted: bool, check: impl FnOnce(&Shared<'_, '_, f32>)) {
+        let mut indices: Vec<u32> = Vec::with_capacity(16);
+        let mut offsets = vec![0usize; 64];
+        let to = Destination::new(&mut indices, None, &mut offsets, 0, 16);
+        let sequencer = Mutex::new(Sequencer::default());
+        lock(&sequencer).reset(20);
+        let slots: Vec<Mutex<Slot<f32>>> = (0..2)
+            .map(|unit| {
+                Mutex::new(Slot {
+                    next_unit: unit,
+                    ..Slot::default()
+                })
+            })
+            .collect();
+        let aborted = AtomicBool::new(aborted);
+        let shared = Shared {
+            sequencer: &sequencer,
+            slots: &slots,
+            to: &to,
+            aborted: &aborted,
+        };
+        check(&shared);
+    }
+
+    #[test]
+    fn a_wait_ends_when_another_worker_panicked() {
+        with_shared(true, |shared| {
+            let mut pending = VecDeque::new();
+            // Unit 3's slot is held by unit 1, which will never be placed.
+            assert!(shared.take_buffer(3, &mut pending, |u| u).is_none());
+            // A pending unit whose start will never be known does not hold the drain.
+            pending.push_back(Pending {
+                unit: 5,
+                part: PartBuffer::default(),
+                from_slot: true,
+            });
+            shared.drain(&mut pending, |u| u);
+            assert_eq!(pending.len(), 1);
+        });
+    }
+
+    #[test]
+    fn a_unit_whose_slot_holder_overflows_takes_a_spare() {
+        with_shared(false, |shared| {
+            // Units 0 and 1 hold 10 entries each: unit 1 ends at 20, past the room of 16.
+            lock(shared.sequencer).publish(0, 10);
+            lock(shared.sequencer).publish(1, 10);
+            let mut pending = VecDeque::new();
+            let (_, from_slot) = shared.take_buffer(3, &mut pending, |u| u).unwrap();
+            assert!(!from_slot, "unit 3 waited for a slot that cannot come free");
+            // Unit 2's slot (held by unit 0, which fits but is not pending here) is its own
+            // only once unit 0 is placed: it is, by its worker, so unit 2 gets it.
+            lock(&shared.slots[0]).next_unit = 2;
+            let (_, from_slot) = shared.take_buffer(2, &mut pending, |u| u).unwrap();
+            assert!(from_slot);
+        });
     }
 }
