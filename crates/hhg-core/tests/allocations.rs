@@ -112,18 +112,50 @@ fn squeeze(points: &[[f64; 3]], centre: f64, factor: f64) -> Vec<[f64; 3]> {
         .collect()
 }
 
+/// What [`allocations_after_warm_up`] saw of the measured step.
+struct MeasuredStep {
+    /// Allocations counted.
+    counted: usize,
+    /// Unique pairs and list entries found.
+    pairs: usize,
+    list_entries: usize,
+    /// The table's bucket count before and after the step.
+    buckets: usize,
+    buckets_after: usize,
+}
+
+impl MeasuredStep {
+    /// Checks that the step kept its table, found more than `min_pairs` pairs (enough for a
+    /// meaningful test) with lists that agree, and allocated nothing; `what` names the scene.
+    fn assert_allocated_nothing(&self, what: &str, min_pairs: usize) {
+        assert_eq!(
+            self.buckets_after, self.buckets,
+            "{what}: the table changed size"
+        );
+        assert!(
+            self.pairs > min_pairs,
+            "{what}: too few pairs ({}) for a meaningful test",
+            self.pairs
+        );
+        assert_eq!(
+            self.list_entries,
+            2 * self.pairs,
+            "{what}: lists and pairs disagree"
+        );
+        assert_none_counted(self.counted, what);
+    }
+}
+
 /// Warms a grid, its lists and its pairs up on `warm_ups`, then counts the allocations of
 /// one more build, list pass and pair pass on `measured`, on two threads; with `adopt`, each
 /// build is followed by [`Grid::adopt_cell_order`] (a solver that renumbers its particles
-/// at every step). Returns the count,
-/// the pairs and list entries of the measured step, and the table's bucket count before and
-/// after it.
+/// at every step).
 fn allocations_after_warm_up(
     warm_ups: &[&[[f64; 3]]],
     measured: &[[f64; 3]],
     radius: f64,
     adopt: bool,
-) -> (usize, usize, usize, usize, usize) {
+) -> MeasuredStep {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
         .build()
@@ -167,9 +199,13 @@ fn allocations_after_warm_up(
         grid.neighbor_lists(&mut lists);
         grid.pairs(&mut pairs);
         ARMED.store(false, Ordering::SeqCst);
-        let counted = COUNT.load(Ordering::SeqCst);
-        let buckets_after = grid.table().unwrap().buckets();
-        (counted, pairs.len(), lists.total(), buckets, buckets_after)
+        MeasuredStep {
+            counted: COUNT.load(Ordering::SeqCst),
+            pairs: pairs.len(),
+            list_entries: lists.total(),
+            buckets,
+            buckets_after: grid.table().unwrap().buckets(),
+        }
     })
 }
 
@@ -201,20 +237,13 @@ fn rebuild_and_search_allocate_nothing_after_warm_up() {
     let squeezed = squeeze(&points, edge / 2.0, 0.97);
     let moved = displace(&mut rng, &points, 0.05);
     for adopt in [false, true] {
-        let (counted, pair_count, list_total, buckets, buckets_after) =
-            allocations_after_warm_up(&[&squeezed, &points, &squeezed], &moved, radius, adopt);
-        assert_eq!(buckets_after, buckets, "the table changed size");
-        assert!(
-            pair_count > 10 * n,
-            "too few pairs ({pair_count}) for a meaningful test"
-        );
-        assert_eq!(list_total, 2 * pair_count);
         let what = if adopt {
             "a dense cube, its cell order adopted at every build"
         } else {
             "a dense cube"
         };
-        assert_none_counted(counted, what);
+        allocations_after_warm_up(&[&squeezed, &points, &squeezed], &moved, radius, adopt)
+            .assert_allocated_nothing(what, 10 * n);
     }
 
     // A thin sheet of 300k points, 1000 cells on a side: a hashed table of 2^20 buckets,
@@ -226,19 +255,13 @@ fn rebuild_and_search_allocate_nothing_after_warm_up() {
     let points = uniform_box(&mut rng, n, [0.0; 3], [1000.0, 1000.0, 2.0]);
     let squeezed = squeeze(&points, 500.0, 0.97);
     let moved = displace(&mut rng, &points, 0.05);
-    let (counted, pair_count, list_total, buckets, buckets_after) =
-        allocations_after_warm_up(&[&squeezed, &points, &squeezed], &moved, radius, false);
-    assert_eq!(buckets_after, buckets, "the table changed size");
+    let step = allocations_after_warm_up(&[&squeezed, &points, &squeezed], &moved, radius, false);
     assert!(
-        buckets >= 1 << 19,
-        "{buckets} buckets: not the two-pass sort"
+        step.buckets >= 1 << 19,
+        "{} buckets: not the two-pass sort",
+        step.buckets
     );
-    assert!(
-        pair_count > n / 10,
-        "too few pairs ({pair_count}) for a meaningful test"
-    );
-    assert_eq!(list_total, 2 * pair_count);
-    assert_none_counted(counted, "a sheet in a hashed table");
+    step.assert_allocated_nothing("a sheet in a hashed table", n / 10);
 }
 
 /// The pass for input in cell order after an output that grew: a block of ~30 work units
@@ -267,13 +290,6 @@ fn a_step_after_an_output_grew_in_cell_order_allocates_nothing() {
         .collect();
     let squeezed = squeeze(&points, edge / 2.0, 0.97);
     let moved = displace(&mut rng, &points, 0.02);
-    let (counted, pair_count, list_total, buckets, buckets_after) =
-        allocations_after_warm_up(&[&squeezed], &moved, radius, true);
-    assert_eq!(buckets_after, buckets, "the table changed size");
-    assert!(
-        pair_count > 10 * n,
-        "too few pairs ({pair_count}) for a meaningful test"
-    );
-    assert_eq!(list_total, 2 * pair_count);
-    assert_none_counted(counted, "a cube in cell order after a growing step");
+    allocations_after_warm_up(&[&squeezed], &moved, radius, true)
+        .assert_allocated_nothing("a block in cell order after a growing step", 10 * n);
 }

@@ -245,7 +245,8 @@ impl<T: Real> Shared<'_, '_, T> {
             };
             // SAFETY: units partition the lists and, in cell order, the output: unit `unit`
             // owns lists `first_list(unit)..` and output `start..start + filled`, which fits
-            // the room; each pending unit is placed once, by the worker that gathered it.
+            // the room; each pending unit is placed once, from the one queue that holds it
+            // (its worker's, flushed by one task at a time).
             unsafe { self.to.place(&front.part, first_list(front.unit), start) };
             let done = pending.pop_front().expect("a front exists");
             let mut slot = lock(&self.slots[done.unit % self.slots.len()]);
