@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::geometry::{Bounds, CellTable, Kernel, Points, bounds};
 use crate::kernel::MaskKernel;
 use crate::real::{LANES, Real};
-use crate::simd::avx2_detected;
+use crate::simd::{Build, avx2_detected, avx512_detected};
 use crate::sort::{SortScratch, counting_sort, fill_identity};
 
 /// Points per work unit of a search: units end at bucket borders, so a unit holds about
@@ -92,13 +92,27 @@ pub struct Grid<T: Real> {
     /// The order before the last [`Grid::adopt_cell_order`], kept for the caller (and as a
     /// buffer for the next call).
     adopted_from: Vec<u32>,
-    /// Whether the SIMD kernel may switch to its run-time AVX2 build (see
+    /// Which run-time builds the SIMD kernel may switch to (see
     /// [`Grid::set_run_time_dispatch`]).
-    run_time_dispatch: bool,
+    run_time_dispatch: RunTimeDispatch,
     pub(crate) starts: Vec<u32>,
     pub(crate) units: Vec<(u32, u32)>,
     keys: Vec<u32>,
     sort_scratch: SortScratch,
+}
+
+/// How far the SIMD kernel's passes may switch at run time to builds of their inner loops
+/// for wider instruction sets than the library was compiled for (see
+/// [`Grid::set_run_time_dispatch`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RunTimeDispatch {
+    /// Only the instructions the library was compiled for.
+    Off,
+    /// The AVX2 build where the CPU has AVX2; never the AVX-512 one.
+    UpToAvx2,
+    /// The widest build the CPU runs: AVX-512, else AVX2 (the default).
+    #[default]
+    Widest,
 }
 
 /// Refuses a radius that is not finite and positive, or whose square is not a normal number
@@ -127,7 +141,7 @@ impl<T: Real> Grid<T> {
             order: Vec::new(),
             in_cell_order: false,
             adopted_from: Vec::new(),
-            run_time_dispatch: true,
+            run_time_dispatch: RunTimeDispatch::Widest,
             starts: Vec::new(),
             units: Vec::new(),
             keys: Vec::new(),
@@ -140,20 +154,30 @@ impl<T: Real> Grid<T> {
         self.kernel = kernel;
     }
 
-    /// Whether the SIMD kernel's list pass may switch at run time to a build of its inner
-    /// loops compiled for AVX2 (the default), when the library itself was compiled for an
-    /// older target (the default x86_64 target is SSE2) and the CPU has AVX2, BMI and
-    /// POPCNT. Off, it runs the instructions the library was compiled for. Both give the
-    /// same results bit for bit; the switch exists to compare and test the two.
-    pub fn set_run_time_dispatch(&mut self, enabled: bool) {
-        self.run_time_dispatch = enabled;
+    /// Which builds of its inner loops the SIMD kernel's passes may switch to at run time
+    /// (default [`RunTimeDispatch::Widest`]): builds compiled for AVX2 or AVX-512, taken
+    /// where the CPU has the features and the library itself was compiled for less (the
+    /// default x86_64 target is SSE2). Every setting gives the same results bit for bit;
+    /// the setting exists to compare and test the builds.
+    pub fn set_run_time_dispatch(&mut self, dispatch: RunTimeDispatch) {
+        self.run_time_dispatch = dispatch;
     }
 
-    /// Whether a pass with kernel `K` runs in the run-time AVX2 build: `K` dispatches, the
-    /// grid allows it, and the CPU has the features.
+    /// The build a pass with kernel `K` runs in: the widest run-time build that `K` lacks,
+    /// the grid allows and the CPU has, or `K` as compiled.
     #[inline]
-    pub(crate) fn runs_avx2_build<K: MaskKernel>(&self) -> bool {
-        K::DISPATCHES && self.run_time_dispatch && avx2_detected()
+    pub(crate) fn run_time_build<K: MaskKernel>(&self) -> Build {
+        if !K::DISPATCHES {
+            return Build::AsCompiled;
+        }
+        let widest = self.run_time_dispatch;
+        if !K::AVX512 && widest == RunTimeDispatch::Widest && avx512_detected() {
+            Build::Avx512
+        } else if !K::AVX2 && widest != RunTimeDispatch::Off && avx2_detected() {
+            Build::Avx2
+        } else {
+            Build::AsCompiled
+        }
     }
 
     /// The search radius.

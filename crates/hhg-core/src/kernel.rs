@@ -2,11 +2,14 @@
 //! tested against contiguous ranges of sorted candidates, 8 lanes at a time, and the hit
 //! masks are counted or compressed into index lists.
 
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+
 use wide::u32x8;
 
 use crate::parallel::{candidate_room, keep_larger};
 use crate::real::{COMPRESS_LANES, LANES, Real};
-use crate::simd::{COMPILED_FOR_AVX2, permute8};
+use crate::simd::{COMPILED_FOR_AVX2, COMPILED_FOR_AVX512, permute8};
 
 /// At most this many searching points share one pass over a neighbourhood's candidates:
 /// each block of 8 candidates is loaded once and tested against every point of the batch.
@@ -24,8 +27,13 @@ pub(crate) trait MaskKernel {
     /// compiled for AVX2, or in the run-time AVX2 build after detection.
     const AVX2: bool;
 
-    /// Whether passes with this kernel switch to the run-time AVX2 build where the CPU has
-    /// AVX2 (the SIMD kernel of a library compiled without it).
+    /// Whether the kernel's `f32` gather and packing are the 16-lane AVX-512 loops (see
+    /// `kernel::avx512`). A kernel that sets it runs only where the CPU has AVX-512 F, VL,
+    /// BW and DQ, and sets [`MaskKernel::AVX2`] too.
+    const AVX512: bool;
+
+    /// Whether passes with this kernel switch to a run-time build for a wider instruction
+    /// set where the CPU has one (the SIMD kernel of a library compiled without AVX-512).
     const DISPATCHES: bool;
 
     /// 8 loaded candidates.
@@ -38,23 +46,34 @@ pub(crate) trait MaskKernel {
     fn mask<T: Real>(p: [T; 3], block: &Self::Block<T>, r2: T) -> u32;
 }
 
-/// The `wide` 8-lane kernel, with its permutes in AVX2 instructions or not.
-pub(crate) struct Simd<const AVX2: bool>;
+/// The `wide` 8-lane kernel, with its permutes in AVX2 instructions or not, and with the
+/// 16-lane AVX-512 loops for `f32` lists or not.
+pub(crate) struct Simd<const AVX2: bool, const AVX512: bool>;
 
-/// The `wide` 8-lane kernel as the library was compiled: AVX2 permutes in a build for
-/// AVX2, `wide`'s otherwise.
-pub(crate) type SimdKernel = Simd<COMPILED_FOR_AVX2>;
+/// The SIMD kernel as the library was compiled: AVX2 permutes in a build for AVX2,
+/// `wide`'s otherwise, and the AVX-512 loops in a build for AVX-512.
+pub(crate) type SimdKernel = Simd<COMPILED_FOR_AVX2, COMPILED_FOR_AVX512>;
 
 /// The 8-lane kernel of the run-time AVX2 build (see `simd`).
-pub(crate) type Avx2Kernel = Simd<true>;
+pub(crate) type Avx2Kernel = Simd<true, false>;
+
+/// The kernel of the run-time AVX-512 build (see `simd`).
+pub(crate) type Avx512Kernel = Simd<true, true>;
+
+/// Entries of room every gather row and packed column keeps past its last candidate: a
+/// block's hits are stored as a whole block (16 lanes in the AVX-512 loops).
+pub(crate) const ROW_SLACK: usize = 16;
 
 /// The one-lane-at-a-time reference kernel.
 pub(crate) struct ScalarKernel;
 
-impl<const AVX2_BUILD: bool> MaskKernel for Simd<AVX2_BUILD> {
+impl<const AVX2_BUILD: bool, const AVX512_BUILD: bool> MaskKernel
+    for Simd<AVX2_BUILD, AVX512_BUILD>
+{
     const PACKS: bool = true;
     const AVX2: bool = AVX2_BUILD;
-    const DISPATCHES: bool = !AVX2_BUILD;
+    const AVX512: bool = AVX512_BUILD;
+    const DISPATCHES: bool = !AVX512_BUILD;
 
     type Block<T: Real> = T::Block;
 
@@ -72,6 +91,7 @@ impl<const AVX2_BUILD: bool> MaskKernel for Simd<AVX2_BUILD> {
 impl MaskKernel for ScalarKernel {
     const PACKS: bool = false;
     const AVX2: bool = false;
+    const AVX512: bool = false;
     const DISPATCHES: bool = false;
 
     type Block<T: Real> = [[T; 8]; 3];
@@ -205,7 +225,8 @@ pub(crate) const GATHER_GROUP: usize = 2;
 /// `columns` are padded `PointColumns` (or packed columns with `LANES` of room), `ids`
 /// (with `IDS`) is padded by `LANES` past the point count, every range lies below the point
 /// count, every `itself[k]` other than `u32::MAX` lies inside range `self_range`, and every
-/// row holds at least the total candidates of `ranges` plus `LANES`.
+/// row holds at least the total candidates of `ranges` plus [`ROW_SLACK`]; with
+/// [`MaskKernel::AVX512`], the CPU has AVX-512.
 #[allow(clippy::too_many_arguments)] // The hot loop's inputs, all used on every block.
 #[inline(always)]
 pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const N: usize>(
@@ -218,6 +239,28 @@ pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const 
     itself: [u32; N],
     rows: &mut [u32],
 ) -> [usize; N] {
+    #[cfg(target_arch = "x86_64")]
+    if K::AVX512 && size_of::<T>() == size_of::<f32>() {
+        // `Real` is sealed to f32 and f64, so a 4-byte `T` is f32 and these casts are the
+        // identity.
+        let columns = columns.map(bytemuck::cast_slice::<T, f32>);
+        let p = p.map(|q| q.map(|v| bytemuck::cast::<T, f32>(v)));
+        // SAFETY: the caller's contract, with AVX-512 (`K::AVX512`) and rows of the
+        // candidates plus ROW_SLACK (= avx512::WIDE); the padded columns and ids are longer
+        // than every range.
+        return unsafe {
+            avx512::gather_many::<IDS, N>(
+                columns,
+                ids,
+                p,
+                bytemuck::cast::<T, f32>(r2),
+                ranges,
+                self_range,
+                itself,
+                rows,
+            )
+        };
+    }
     let out_len = rows.len() / N;
     // Every row pointer derives from one raw pointer, so writes through one never
     // invalidate another.
@@ -413,6 +456,9 @@ pub(crate) struct PackRequest<'a, T> {
     pub(crate) first_self: u32,
     /// Whether the permutes are AVX2 instructions (only where the CPU has AVX2).
     pub(crate) avx2: bool,
+    /// Whether `f32` candidates are packed by the AVX-512 loop (only where the CPU has
+    /// AVX-512; see [`MaskKernel::AVX512`]).
+    pub(crate) avx512: bool,
 }
 
 /// Packs into `out` the candidates of `request.ranges` within `sqrt(r2)` of the box
@@ -428,7 +474,8 @@ pub(crate) struct PackRequest<'a, T> {
 /// # Safety
 /// `columns` are padded `PointColumns`, `ids` (with `IDS`) is padded by `LANES` past the
 /// point count, every range lies below the point count, range `self_range` (unless
-/// `usize::MAX`) holds `first_self`, and with `avx2` the CPU has AVX2.
+/// `usize::MAX`) holds `first_self`, with `avx2` the CPU has AVX2, and with `avx512` it
+/// has AVX-512.
 #[inline(always)]
 pub(crate) unsafe fn pack_within_box<T: Real, const IDS: bool>(
     request: &PackRequest<'_, T>,
@@ -444,9 +491,37 @@ pub(crate) unsafe fn pack_within_box<T: Real, const IDS: bool>(
         self_range,
         first_self,
         avx2,
+        avx512,
     } = *request;
     let candidates: usize = ranges.iter().map(|&(s, e)| (e - s) as usize).sum();
-    out.make_room(candidates + LANES);
+    out.make_room(candidates + ROW_SLACK);
+    #[cfg(target_arch = "x86_64")]
+    if avx512 && size_of::<T>() == size_of::<f32>() {
+        let target = avx512::PackTarget {
+            columns: [out.x.as_mut_ptr(), out.y.as_mut_ptr(), out.z.as_mut_ptr()]
+                .map(|column| column.cast::<f32>()),
+            ids: out.ids.as_mut_ptr(),
+            room: out.ids.len(),
+        };
+        // SAFETY: the caller's contract, with AVX-512 (`avx512`); `T` is f32 (`Real` is
+        // sealed to f32 and f64), so the casts are the identity; the columns have room
+        // for every candidate plus ROW_SLACK (= avx512::WIDE).
+        return unsafe {
+            avx512::pack_within_box::<IDS>(
+                columns.map(bytemuck::cast_slice::<T, f32>),
+                ids,
+                lo.map(|v| bytemuck::cast::<T, f32>(v)),
+                hi.map(|v| bytemuck::cast::<T, f32>(v)),
+                bytemuck::cast::<T, f32>(r2),
+                ranges,
+                self_range,
+                first_self,
+                &target,
+            )
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = avx512;
     let dst = [out.x.as_mut_ptr(), out.y.as_mut_ptr(), out.z.as_mut_ptr()];
     let dst_ids = out.ids.as_mut_ptr();
     let room = out.ids.len();
@@ -538,11 +613,11 @@ mod tests {
     use hhg_testkit::SplitMix64;
 
     use super::{
-        PackRequest, PackedCandidates, SimdKernel, bounding_box, gather_many, pack_within_box,
-        range_holding,
+        Avx2Kernel, Avx512Kernel, PackRequest, PackedCandidates, ROW_SLACK, SimdKernel,
+        bounding_box, gather_many, pack_within_box, range_holding,
     };
     use crate::real::{LANES, Real};
-    use crate::simd::avx2_detected;
+    use crate::simd::{avx2_detected, avx512_detected};
 
     /// A padded column of `values` (NaN past the end, as in `PointColumns`).
     fn padded<T: Real>(values: &[T]) -> Vec<T> {
@@ -551,11 +626,53 @@ mod tests {
         column
     }
 
+    /// The kernel builds a test runs [`gather_many`] and [`pack_within_box`] in.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Form {
+        AsCompiled,
+        Avx2,
+        Avx512,
+    }
+
+    /// [`gather_many`] with identifiers, in the kernel of `form`.
+    ///
+    /// # Safety
+    /// As for [`gather_many`], and the CPU has the features of `form`.
+    #[allow(clippy::too_many_arguments)] // `gather_many`'s inputs and the form.
+    unsafe fn gather_in_form<T: Real, const N: usize>(
+        form: Form,
+        columns: [&[T]; 3],
+        ids: &[u32],
+        p: [[T; 3]; N],
+        r2: T,
+        ranges: &[(u32, u32)],
+        self_range: usize,
+        itself: [u32; N],
+        rows: &mut [u32],
+    ) -> [usize; N] {
+        // SAFETY: the caller's contract.
+        unsafe {
+            match form {
+                Form::AsCompiled => gather_many::<T, SimdKernel, true, N>(
+                    columns, ids, p, r2, ranges, self_range, itself, rows,
+                ),
+                Form::Avx2 => gather_many::<T, Avx2Kernel, true, N>(
+                    columns, ids, p, r2, ranges, self_range, itself, rows,
+                ),
+                Form::Avx512 => gather_many::<T, Avx512Kernel, true, N>(
+                    columns, ids, p, r2, ranges, self_range, itself, rows,
+                ),
+            }
+        }
+    }
+
     /// Packing a batch's candidates and gathering over them gives, for every point of the
     /// batch, exactly the candidates of the ranges within `r` except the point itself, in
     /// range order: ranges shorter than a block, batches at any offset of their range (so the
     /// first point lands in a full block or in the tail), both identifier modes, and query
-    /// batches that are not in the set.
+    /// batches that are not in the set. Gathering over the ranges themselves (as batches too
+    /// small to pack do) gives the same lists. Rounds take turns between the kernel as
+    /// compiled, the AVX2 kernel and the AVX-512 kernel (where the CPU has them).
     fn packed_gather_matches_brute_force<T: Real>() {
         let mut rng = SplitMix64::new(21);
         let r2 = T::from_f64(0.36);
@@ -597,6 +714,11 @@ mod tests {
             let (lo, hi) = bounding_box(&batch);
             let self_range = range_holding(&ranges, itself[0]);
             let with_ids = round % 2 == 0;
+            let form = match round % 3 {
+                1 if avx2_detected() => Form::Avx2,
+                2 if avx512_detected() => Form::Avx512,
+                _ => Form::AsCompiled,
+            };
             let mut packed = PackedCandidates::default();
             let request = PackRequest {
                 columns,
@@ -607,12 +729,12 @@ mod tests {
                 ranges: &ranges,
                 self_range,
                 first_self: itself[0],
-                // Every other pair of rounds packs with AVX2 permutes, where the CPU has them.
-                avx2: round % 4 < 2 && avx2_detected(),
+                avx2: form == Form::Avx2 || form == Form::Avx512,
+                avx512: form == Form::Avx512,
             };
             // SAFETY: the columns and ids are padded by LANES, the ranges lie below n,
-            // `range_holding` found the range of the batch's first point, and `avx2` is set
-            // only where the CPU has the features.
+            // `range_holding` found the range of the batch's first point, and `avx2` and
+            // `avx512` are set only where the CPU has the features.
             let (count, self_at) = unsafe {
                 if with_ids {
                     pack_within_box::<T, true>(&request, &mut packed)
@@ -633,11 +755,13 @@ mod tests {
                     .map(|q| if with_ids { ids[q as usize] } else { q })
                     .collect();
                 let skip = if query { u32::MAX } else { self_at + k as u32 };
-                let mut rows = vec![0u32; 2 * (count + LANES)];
-                // SAFETY: the packed columns hold `count` candidates plus LANES of room,
-                // every row holds `count + LANES`, and `skip` lies in the packed range.
+                let mut rows = vec![0u32; 2 * (count + ROW_SLACK)];
+                // SAFETY: the packed columns hold `count` candidates plus ROW_SLACK of room,
+                // every row holds `count + ROW_SLACK`, `skip` lies in the packed range, and
+                // the form's features are the CPU's.
                 let [len, _] = unsafe {
-                    gather_many::<T, SimdKernel, true, 2>(
+                    gather_in_form::<T, 2>(
+                        form,
                         packed.columns(),
                         packed.ids(),
                         [*p, *p],
@@ -648,10 +772,40 @@ mod tests {
                         &mut rows,
                     )
                 };
+                let total: usize = ranges.iter().map(|&(s, e)| (e - s) as usize).sum();
+                let mut direct = vec![0u32; total + ROW_SLACK];
+                // SAFETY: the columns and ids are padded by LANES, the row holds every
+                // candidate plus ROW_SLACK, `itself[k]` lies in range `self_range` (or is
+                // u32::MAX for a query), and the form's features are the CPU's.
+                let [direct_len] = unsafe {
+                    gather_in_form::<T, 1>(
+                        form,
+                        columns,
+                        &ids,
+                        [*p],
+                        r2,
+                        &ranges,
+                        self_range,
+                        [itself[k]],
+                        &mut direct,
+                    )
+                };
+                let expected_ids: Vec<u32> = ranges
+                    .iter()
+                    .flat_map(|&(s, e)| s..e)
+                    .filter(|&q| q != itself[k])
+                    .filter(|&q| T::distance_squared(*p, points[q as usize]) <= r2)
+                    .map(|q| ids[q as usize])
+                    .collect();
+                assert_eq!(
+                    direct[..direct_len],
+                    expected_ids[..],
+                    "round {round} ({form:?}): point {k} over the ranges {ranges:?}"
+                );
                 assert_eq!(
                     rows[..len],
                     expected[..],
-                    "round {round}: point {k} of the batch, ranges {ranges:?}"
+                    "round {round} ({form:?}): point {k} of the batch, ranges {ranges:?}"
                 );
             }
         }

@@ -47,7 +47,7 @@ mod sort;
 pub use columns::{Column, MAX_POINTS, PointColumns, check_count};
 pub use error::Error;
 pub use geometry::{Bounds, CELL_MARGIN, CellTable, Kernel, MAX_SPAN_CELLS, Points, bounds};
-pub use grid::{Grid, check_radius};
+pub use grid::{Grid, RunTimeDispatch, check_radius};
 #[cfg(debug_assertions)]
 #[doc(hidden)]
 pub use instances::shared_entry_points;

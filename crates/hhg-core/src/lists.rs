@@ -16,13 +16,13 @@ use crate::error::Error;
 use crate::geometry::{CellTable, Kernel, Points, first_non_finite};
 use crate::grid::{Grid, Ranges, run_neighbourhood};
 use crate::kernel::{
-    Avx2Kernel, BATCH, GATHER_GROUP, MaskKernel, PackRequest, PackedCandidates, ScalarKernel,
-    SimdKernel, bounding_box, for_each_hit, gather_many, gather_point, pack_within_box,
-    range_holding, scan_batch,
+    Avx2Kernel, Avx512Kernel, BATCH, GATHER_GROUP, MaskKernel, PackRequest, PackedCandidates,
+    ROW_SLACK, ScalarKernel, SimdKernel, bounding_box, for_each_hit, gather_many, gather_point,
+    pack_within_box, range_holding, scan_batch,
 };
 use crate::parallel::{DisjointSlice, exclusive_scan, keep_larger, prefetch, reserve_with_slack};
 use crate::real::{LANES, Real};
-use crate::simd::avx2_build;
+use crate::simd::{Build, avx2_build, avx512_build};
 use crate::smallsort::{NETWORK_MAX, sort_padded};
 
 /// How many lists ahead the copy of lists into place asks the cache for their places.
@@ -508,6 +508,7 @@ fn gather_batch<T: Real, K: MaskKernel>(
         self_range,
         first_self: batch.itself[0],
         avx2: K::AVX2,
+        avx512: K::AVX512,
     };
     // SAFETY: the ranges come from this grid's bucket starts (below its point count), the
     // columns are its padded columns, `order` is padded by LANES past the point count (see
@@ -588,7 +589,7 @@ fn gather_rows<T: Real, K: MaskKernel>(
     let order = &grid.order[..];
     // Each row holds every candidate plus one block of slack, and at least a whole sorting
     // network's width so that lists sort in place.
-    let row = (source.count + LANES).max(NETWORK_MAX);
+    let row = (source.count + ROW_SLACK).max(NETWORK_MAX);
     let mut j = 0;
     if !with_distances {
         while j + GATHER_GROUP <= batch.len {
@@ -819,7 +820,7 @@ impl<T: Real> Grid<T> {
             out.clear_entries();
             return;
         };
-        let avx2 = self.runs_avx2_build::<K>();
+        let build = self.run_time_build::<K>();
         self.units
             .par_iter()
             .zip(out.parts[..parts].par_iter_mut())
@@ -832,26 +833,27 @@ impl<T: Real> Grid<T> {
                     unit,
                     list_of,
                 };
-                self.run_task::<K, _>(&task, part, with_distances, avx2);
+                self.run_task::<K, _>(&task, part, with_distances, build);
             });
         out.assemble(parts);
     }
 
-    /// Runs `task` into `part` with kernel `K`, or with `avx2` (from
-    /// [`Grid::runs_avx2_build`]) in the run-time AVX2 build of the inner loops.
+    /// Runs `task` into `part` with kernel `K` as compiled, or in the run-time build
+    /// `build` (from [`Grid::run_time_build`]) of the inner loops.
     #[inline(always)]
     pub(crate) fn run_task<K: MaskKernel, Task: KernelTask<T>>(
         &self,
         task: &Task,
         part: &mut Task::Part,
         with_distances: bool,
-        avx2: bool,
+        build: Build,
     ) {
-        if avx2 {
-            // SAFETY: `runs_avx2_build` found the features `avx2_build` enables.
-            unsafe { self.run_task_avx2(task, part, with_distances) };
-        } else {
-            task.run::<K>(self, part, with_distances);
+        match build {
+            Build::AsCompiled => task.run::<K>(self, part, with_distances),
+            // SAFETY: `run_time_build` found the features `avx2_build` enables.
+            Build::Avx2 => unsafe { self.run_task_avx2(task, part, with_distances) },
+            // SAFETY: `run_time_build` found the features `avx512_build` enables.
+            Build::Avx512 => unsafe { self.run_task_avx512(task, part, with_distances) },
         }
     }
 
@@ -868,6 +870,22 @@ impl<T: Real> Grid<T> {
             with_distances: bool,
         ) {
             task.run::<Avx2Kernel>(self, part, with_distances);
+        }
+    }
+
+    avx512_build! {
+        /// [`Grid::run_task`] compiled with AVX-512 enabled, with the AVX-512 kernel: the
+        /// `f32` gather and packing take 16 candidates per block (see `kernel::avx512`).
+        ///
+        /// # Safety
+        /// [`avx512_detected`](crate::simd::avx512_detected) holds.
+        unsafe fn run_task_avx512<Task: KernelTask<T>>(
+            &self,
+            task: &Task,
+            part: &mut Task::Part,
+            with_distances: bool,
+        ) {
+            task.run::<Avx512Kernel>(self, part, with_distances);
         }
     }
 
@@ -1060,7 +1078,7 @@ impl<T: Real> Grid<T> {
             out.clear_entries();
             return;
         };
-        let avx2 = self.runs_avx2_build::<K>();
+        let build = self.run_time_build::<K>();
         out.parts[..parts]
             .par_iter_mut()
             .enumerate()
@@ -1072,7 +1090,7 @@ impl<T: Real> Grid<T> {
                     range,
                     searcher: &searcher,
                 };
-                self.run_task::<K, _>(&task, part, with_distances, avx2);
+                self.run_task::<K, _>(&task, part, with_distances, build);
             });
         out.assemble(parts);
     }
@@ -1086,8 +1104,11 @@ mod tests {
         NeighborLists, PACK_MIN, PartBuffer, RUN_WIDTH, UNSORTED_PROBE, UNSORTED_STREAK,
         is_ascending,
     };
-    use crate::kernel::{Avx2Kernel, ScalarKernel, SimdKernel};
-    use crate::simd::{COMPILED_FOR_AVX2, avx2_detected};
+    use crate::RunTimeDispatch;
+    use crate::kernel::{Avx2Kernel, Avx512Kernel, ScalarKernel, SimdKernel};
+    use crate::simd::{
+        Build, COMPILED_FOR_AVX2, COMPILED_FOR_AVX512, avx2_detected, avx512_detected,
+    };
     use crate::smallsort::NETWORK_MAX;
     use crate::{Grid, Kernel};
 
@@ -1137,20 +1158,39 @@ mod tests {
         }
     }
 
-    /// The SIMD kernel of a library compiled without AVX2 runs the run-time AVX2 build
-    /// exactly when the CPU has the features and the grid allows it; the scalar kernel and
-    /// a library compiled for AVX2 never switch.
+    /// The SIMD kernel runs the widest run-time build that the CPU has, the grid allows
+    /// and the library was not compiled for; the scalar kernel and the kernel of the widest
+    /// build never switch.
     #[test]
-    fn the_avx2_build_runs_where_the_cpu_has_it() {
+    fn the_widest_build_runs_where_the_cpu_has_it() {
         let mut grid = Grid::<f32>::new(1.0).unwrap();
-        let expected = !COMPILED_FOR_AVX2 && avx2_detected();
-        assert_eq!(grid.runs_avx2_build::<SimdKernel>(), expected);
-        assert!(!grid.runs_avx2_build::<ScalarKernel>());
-        assert!(!grid.runs_avx2_build::<Avx2Kernel>());
-        grid.set_run_time_dispatch(false);
-        assert!(!grid.runs_avx2_build::<SimdKernel>());
-        grid.set_run_time_dispatch(true);
-        assert_eq!(grid.runs_avx2_build::<SimdKernel>(), expected);
+        let avx512 = !COMPILED_FOR_AVX512 && avx512_detected();
+        let avx2 = !COMPILED_FOR_AVX2 && avx2_detected();
+        let widest = if avx512 {
+            Build::Avx512
+        } else if avx2 {
+            Build::Avx2
+        } else {
+            Build::AsCompiled
+        };
+        assert_eq!(grid.run_time_build::<SimdKernel>(), widest);
+        assert_eq!(grid.run_time_build::<ScalarKernel>(), Build::AsCompiled);
+        assert_eq!(grid.run_time_build::<Avx512Kernel>(), Build::AsCompiled);
+        // The AVX2 kernel still lacks the AVX-512 loops.
+        let above_avx2 = if avx512_detected() {
+            Build::Avx512
+        } else {
+            Build::AsCompiled
+        };
+        assert_eq!(grid.run_time_build::<Avx2Kernel>(), above_avx2);
+        grid.set_run_time_dispatch(RunTimeDispatch::UpToAvx2);
+        let up_to_avx2 = if avx2 { Build::Avx2 } else { Build::AsCompiled };
+        assert_eq!(grid.run_time_build::<SimdKernel>(), up_to_avx2);
+        assert_eq!(grid.run_time_build::<Avx2Kernel>(), Build::AsCompiled);
+        grid.set_run_time_dispatch(RunTimeDispatch::Off);
+        assert_eq!(grid.run_time_build::<SimdKernel>(), Build::AsCompiled);
+        grid.set_run_time_dispatch(RunTimeDispatch::Widest);
+        assert_eq!(grid.run_time_build::<SimdKernel>(), widest);
     }
 
     /// Lists that keep failing the check thin the checks out to one in `UNSORTED_PROBE`; an

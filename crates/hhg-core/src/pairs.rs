@@ -5,12 +5,14 @@ use rayon::prelude::*;
 
 use crate::geometry::{CellTable, Kernel};
 use crate::grid::{Grid, Ranges};
-use crate::kernel::{MaskKernel, ScalarKernel, SimdKernel, for_each_hit, gather_point, scan_batch};
+use crate::kernel::{
+    MaskKernel, ROW_SLACK, ScalarKernel, SimdKernel, for_each_hit, gather_point, scan_batch,
+};
 use crate::lists::KernelTask;
 use crate::parallel::{
     DisjointSlice, MIN_ROOM, candidate_room, exclusive_scan, reserve_with_slack,
 };
-use crate::real::{LANES, Real};
+use crate::real::Real;
 
 /// Unique neighbour pairs `[i, j]` with `i < j` in the caller's numbering, optionally with
 /// their squared distances. The order is deterministic (the same for any thread count);
@@ -181,13 +183,13 @@ impl<T: Real> Grid<T> {
         if out.parts.len() < units {
             out.parts.resize_with(units, PairPart::default);
         }
-        let avx2 = self.runs_avx2_build::<K>();
+        let build = self.run_time_build::<K>();
         self.units
             .par_iter()
             .zip(out.parts[..units].par_iter_mut())
             .for_each(|(&unit, part)| {
                 let task = PairTask { table, unit };
-                self.run_task::<K, _>(&task, part, with_distances, avx2);
+                self.run_task::<K, _>(&task, part, with_distances, build);
             });
         // Pass 2: unit offsets, then each unit copies its pairs into place.
         out.unit_offsets.clear();
@@ -246,7 +248,7 @@ impl<T: Real> Grid<T> {
             for p in start..end {
                 let ranges = Self::pair_ranges(p, end, &forward);
                 let point = self.sorted.point(p as usize);
-                let row = ranges.candidates() + LANES;
+                let row = ranges.candidates() + ROW_SLACK;
                 if part.scratch.len() < row {
                     part.scratch.resize(candidate_room(row), 0);
                 }
@@ -257,7 +259,7 @@ impl<T: Real> Grid<T> {
                         // SAFETY: the ranges come from this grid's bucket starts (below its
                         // point count), the columns are its padded columns, `order` is padded
                         // by LANES (see `Grid::build_points`), and the row holds every
-                        // candidate plus LANES.
+                        // candidate plus ROW_SLACK.
                         unsafe {
                             gather_point::<T, K, $ids>(
                                 columns,

@@ -9,6 +9,11 @@
 //! compare with AVX2 instructions, and the list pass runs each work unit through a function
 //! compiled with AVX2 enabled ([`avx2_build`]), entered only when the CPU reports those
 //! features. A build for a CPU with AVX2 sets the flag everywhere and never dispatches.
+//!
+//! Where the CPU has AVX-512, the same passes run through a third build
+//! ([`avx512_build`]) whose `f32` gather and packing take 16 candidates per block and
+//! compress with `vpcompressd` (see `kernel::avx512`); a library compiled for AVX-512
+//! uses those loops everywhere, and one compiled for AVX2 only still switches to them.
 
 use wide::u32x8;
 
@@ -25,6 +30,30 @@ macro_rules! avx2_build {
 }
 pub(crate) use avx2_build;
 
+/// Compiles the function it wraps with the target features of the run-time AVX-512
+/// build: those of [`avx2_build`] and AVX-512 F, VL, BW and DQ (the features
+/// [`avx512_detected`] asks for). Still no FMA. Such a function may run only where
+/// [`avx512_detected`] holds.
+macro_rules! avx512_build {
+    ($function:item) => {
+        #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512vl,avx512bw,avx512dq")]
+        $function
+    };
+}
+pub(crate) use avx512_build;
+
+/// Which build of the list pass's loops runs a pass (see [`Grid::run_time_build`]
+/// (crate::Grid)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Build {
+    /// The loops as the library was compiled, with the pass's own kernel.
+    AsCompiled,
+    /// The run-time AVX2 build ([`avx2_build`]).
+    Avx2,
+    /// The run-time AVX-512 build ([`avx512_build`]).
+    Avx512,
+}
+
 /// Whether the library was compiled for AVX2, so that `wide` and every kernel already use
 /// it and nothing dispatches.
 pub(crate) const COMPILED_FOR_AVX2: bool = cfg!(all(
@@ -35,6 +64,35 @@ pub(crate) const COMPILED_FOR_AVX2: bool = cfg!(all(
     target_feature = "lzcnt",
     target_feature = "popcnt"
 ));
+
+/// Whether the library was compiled for AVX-512 as [`avx512_build`] enables it, so that
+/// the kernels use the 16-lane loops without dispatching.
+pub(crate) const COMPILED_FOR_AVX512: bool = COMPILED_FOR_AVX2
+    && cfg!(all(
+        target_arch = "x86_64",
+        target_feature = "avx512f",
+        target_feature = "avx512vl",
+        target_feature = "avx512bw",
+        target_feature = "avx512dq"
+    ));
+
+/// Whether this CPU runs the AVX-512 build: it reports every feature [`avx512_build`]
+/// enables.
+#[inline]
+pub(crate) fn avx512_detected() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        avx2_detected()
+            && std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512dq")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
 
 /// Whether this CPU runs the AVX2 build: it reports every feature [`avx2_build`] enables
 /// (`std` caches the answer after the first query).

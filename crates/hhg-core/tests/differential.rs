@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use hhg_core::reorder::{apply_order, apply_order_with, gather_into};
 use hhg_core::{
     CELL_MARGIN, CellTable, Error, Grid, Kernel, NeighborLists, PairList, PointColumns, Points,
-    Real,
+    Real, RunTimeDispatch,
 };
 use hhg_testkit::{
     Csr, Scene, SplitMix64, THREAD_COUNTS, TestReal, assert_same_seq, build_grid,
@@ -52,7 +52,7 @@ fn run_path<T: TestReal>(
     second: &[[T; 3]],
     expected: &Expected,
     kernel: Kernel,
-    run_time_dispatch: bool,
+    run_time_dispatch: RunTimeDispatch,
 ) -> Outcome {
     let points = &scene.points;
     let mut grid = build_grid(points, scene.radius, kernel);
@@ -343,17 +343,19 @@ fn check_scene<T: TestReal>(seed: u64, scene: &Scene<T>) -> Option<CellTable> {
         back: oracle_cross(points, &second, radius),
     };
     let mut reference: Option<(String, Outcome)> = None;
-    // The SIMD kernel with and without its run-time AVX2 build (which the library, compiled
-    // for the default target, runs on a CPU with AVX2), and the scalar reference.
+    // The SIMD kernel in its widest run-time build (AVX-512 or AVX2, which the library,
+    // compiled for the default target, runs where the CPU has them), in the AVX2 build, as
+    // compiled, and the scalar reference.
     let paths = [
-        (Kernel::Simd, true),
-        (Kernel::Simd, false),
-        (Kernel::Scalar, true),
+        (Kernel::Simd, RunTimeDispatch::Widest),
+        (Kernel::Simd, RunTimeDispatch::UpToAvx2),
+        (Kernel::Simd, RunTimeDispatch::Off),
+        (Kernel::Scalar, RunTimeDispatch::Widest),
     ];
     for (kernel, dispatch) in paths {
         for threads in THREAD_COUNTS {
             let what = format!(
-                "{} [{kernel:?} kernel, run-time dispatch {dispatch}, {threads} threads]",
+                "{} [{kernel:?} kernel, run-time dispatch {dispatch:?}, {threads} threads]",
                 scene.name
             );
             let outcome = in_pool(threads, || {

@@ -382,7 +382,7 @@ impl<T: Real> Grid<T> {
         };
         let next_unit = AtomicUsize::new(0);
         let aborted = AtomicBool::new(false);
-        let avx2 = self.runs_avx2_build::<K>();
+        let build = self.run_time_build::<K>();
         let pending = &mut scratch.pending[..workers];
         {
             let to = Destination::new(
@@ -416,7 +416,7 @@ impl<T: Real> Grid<T> {
                         unit: self.units[unit],
                         list_of: |p: usize| p,
                     };
-                    self.run_task::<K, _>(&task, &mut part, with_distances, avx2);
+                    self.run_task::<K, _>(&task, &mut part, with_distances, build);
                     debug_assert!(
                         part.slots
                             .first()
