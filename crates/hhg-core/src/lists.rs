@@ -123,7 +123,8 @@ impl<T: Copy + Default> PartBuffer<T> {
     /// back. The check of a list just gathered cost 6-11 % of the list pass in random order.
     ///
     /// # Safety
-    /// With `avx2`, [`avx2_detected`](crate::simd::avx2_detected) holds.
+    /// With `avx2`, [`avx2_detected`](crate::simd::avx2_detected) holds; with `avx512`,
+    /// [`avx512_detected`](crate::simd::avx512_detected) holds.
     #[inline(always)]
     unsafe fn sort_gathered(
         &mut self,
@@ -132,6 +133,7 @@ impl<T: Copy + Default> PartBuffer<T> {
         row: usize,
         ascending: bool,
         avx2: bool,
+        avx512: bool,
     ) {
         if ascending {
             return;
@@ -145,13 +147,14 @@ impl<T: Copy + Default> PartBuffer<T> {
             }
             self.unsorted_streak = self.unsorted_streak.saturating_add(1);
         }
-        // SAFETY: the caller sets `avx2` only where the CPU has AVX2.
+        // SAFETY: the caller sets `avx2` and `avx512` only where the CPU has the features.
         unsafe {
             sort_padded(
                 &mut self.entries[from..from + row],
                 len,
                 &mut self.merge,
                 avx2,
+                avx512,
             )
         };
     }
@@ -611,7 +614,7 @@ fn gather_rows<T: Real, K: MaskKernel>(
             for (k, &len) in lens.iter().enumerate() {
                 let from = at + k * row;
                 // SAFETY: a kernel sets AVX2 only where the CPU has it.
-                unsafe { part.sort_gathered(from, len, row, ascending, K::AVX2) };
+                unsafe { part.sort_gathered(from, len, row, ascending, K::AVX2, K::AVX512) };
                 if from != part.filled {
                     part.entries.copy_within(from..from + len, part.filled);
                 }
@@ -668,7 +671,7 @@ fn gather_rows<T: Real, K: MaskKernel>(
             }
         } else {
             // SAFETY: a kernel sets AVX2 only where the CPU has it.
-            unsafe { part.sort_gathered(at, len, row, ascending, K::AVX2) };
+            unsafe { part.sort_gathered(at, len, row, ascending, K::AVX2, K::AVX512) };
         }
         part.push_list(list_of(batch.slots[j]), len);
     }
@@ -1210,7 +1213,7 @@ mod tests {
             part.reserve_entries(at + NETWORK_MAX, false);
             part.entries[at..at + LEN].copy_from_slice(list);
             // SAFETY: the portable form (no AVX2).
-            unsafe { part.sort_gathered(at, LEN, NETWORK_MAX, false, false) };
+            unsafe { part.sort_gathered(at, LEN, NETWORK_MAX, false, false, false) };
             assert_eq!(&part.entries[at..at + LEN], &ascending[..]);
             let slot = part.lens.len();
             part.push_list(slot, LEN);

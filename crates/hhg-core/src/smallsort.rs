@@ -6,7 +6,9 @@
 
 use wide::u32x8;
 
-use crate::simd::{COMPILED_FOR_AVX2, avx2_build, min_max8, permute8};
+use crate::simd::{
+    COMPILED_FOR_AVX2, COMPILED_FOR_AVX512, avx2_build, avx512_build, min_max8, permute8,
+};
 
 /// Lists up to this long are sorted by one network; longer ones by networks over chunks of
 /// this length, then merged ([`sort_long`]). The 128-entry network (16 registers, the two
@@ -328,11 +330,32 @@ fn merge(a: &[u32], b: &[u32], out: &mut [u32]) {
 ///
 /// `row.len()` must be at least `len` rounded up to 8, 16, 32, 64 or 128 (whichever network
 /// `len` needs), or the list falls back to [`sort_short`]. With `avx2`, a library compiled
-/// without AVX2 sorts in its run-time AVX2 build (see `simd`).
+/// without AVX2 sorts in its run-time AVX2 build (see `simd`); with `avx512`, lists of 9 to
+/// 128 entries go through the 16-lane network of [`wide16`] (in the run-time AVX-512 build
+/// where the library was compiled without it).
 ///
 /// # Safety
-/// With `avx2`, [`avx2_detected`](crate::simd::avx2_detected) holds.
-pub(crate) unsafe fn sort_padded(row: &mut [u32], len: usize, scratch: &mut Vec<u32>, avx2: bool) {
+/// With `avx2`, [`avx2_detected`](crate::simd::avx2_detected) holds; with `avx512`,
+/// [`avx512_detected`](crate::simd::avx512_detected) holds and so does `avx2`.
+pub(crate) unsafe fn sort_padded(
+    row: &mut [u32],
+    len: usize,
+    scratch: &mut Vec<u32>,
+    avx2: bool,
+    avx512: bool,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if avx512 && (9..=NETWORK_MAX).contains(&len) && row.len() >= len.next_power_of_two() {
+        if COMPILED_FOR_AVX512 {
+            // SAFETY: the caller guarantees AVX-512; the row holds the padded width.
+            unsafe { wide16::sort_padded(row, len) };
+        } else {
+            // SAFETY: as above.
+            unsafe { sort_padded_avx512(row, len) };
+        }
+        return;
+    }
+    let _ = avx512;
     if avx2 && !COMPILED_FOR_AVX2 {
         // SAFETY: the caller guarantees that the CPU has AVX2.
         unsafe { sort_padded_avx2(row, len, scratch) }
@@ -351,6 +374,181 @@ avx2_build! {
     unsafe fn sort_padded_avx2(row: &mut [u32], len: usize, scratch: &mut Vec<u32>) {
         // SAFETY: the caller guarantees that the CPU has AVX2.
         unsafe { sort_padded_in(row, len, scratch, true) }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+avx512_build! {
+    /// [`wide16::sort_padded`] compiled with AVX-512 enabled (see `simd`).
+    ///
+    /// # Safety
+    /// As for [`wide16::sort_padded`].
+    unsafe fn sort_padded_avx512(row: &mut [u32], len: usize) {
+        // SAFETY: the caller's contract.
+        unsafe { wide16::sort_padded(row, len) }
+    }
+}
+
+/// The bitonic network on 16-lane AVX-512 registers, for lists of 9 to 128 entries: the
+/// same stages as [`bitonic`], with twice the lanes per register, one permute, one minimum
+/// and one masked maximum per register and in-register stage.
+#[cfg(target_arch = "x86_64")]
+mod wide16 {
+    use std::arch::x86_64::{
+        __m512i, __mmask16, _mm512_loadu_epi32, _mm512_mask_max_epu32, _mm512_max_epu32,
+        _mm512_min_epu32, _mm512_permutexvar_epi32, _mm512_set1_epi32, _mm512_storeu_epi32,
+    };
+
+    /// Lanes per register.
+    const WIDE: usize = 16;
+
+    /// The lanes of register `a` that keep the larger value in stage `(K, J)` (see
+    /// `upper_lanes`), as one mask per register.
+    const fn upper_masks<const K: usize, const J: usize>() -> [u16; 8] {
+        let mut masks = [0u16; 8];
+        let mut a = 0;
+        while a < 8 {
+            let mut lane = 0;
+            while lane < WIDE {
+                let upper = (lane & J) != 0;
+                let descending = ((WIDE * a + lane) & K) != 0;
+                if upper != descending {
+                    masks[a] |= 1 << lane;
+                }
+                lane += 1;
+            }
+            a += 1;
+        }
+        masks
+    }
+
+    /// Lane `l` reads lane `l ^ J`.
+    const fn partners<const J: usize>() -> [u32; WIDE] {
+        let mut perm = [0u32; WIDE];
+        let mut lane = 0;
+        while lane < WIDE {
+            perm[lane] = (lane ^ J) as u32;
+            lane += 1;
+        }
+        perm
+    }
+
+    /// One compare-exchange stage `(K, J)` over `16 * R` values in `R` registers.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512 F.
+    #[inline(always)]
+    unsafe fn stage<const R: usize, const K: usize, const J: usize>(v: &mut [__m512i; R]) {
+        if K > WIDE * R {
+            return;
+        }
+        // SAFETY: the caller guarantees AVX-512 F (for every intrinsic below).
+        unsafe {
+            if J >= WIDE {
+                for a in 0..R {
+                    let b = a ^ (J / WIDE);
+                    if b > a {
+                        let lo = _mm512_min_epu32(v[a], v[b]);
+                        let hi = _mm512_max_epu32(v[a], v[b]);
+                        let ascending = (WIDE * a) & K == 0;
+                        (v[a], v[b]) = if ascending { (lo, hi) } else { (hi, lo) };
+                    }
+                }
+            } else {
+                let perm = _mm512_loadu_epi32(const { partners::<J>() }.as_ptr().cast());
+                let upper = const { upper_masks::<K, J>() };
+                for (a, value) in v.iter_mut().enumerate() {
+                    let partner = _mm512_permutexvar_epi32(perm, *value);
+                    let lo = _mm512_min_epu32(*value, partner);
+                    *value = _mm512_mask_max_epu32(lo, upper[a] as __mmask16, *value, partner);
+                }
+            }
+        }
+    }
+
+    /// Sorts `16 * R` values (`R` = 1, 2, 4 or 8) ascending across the registers.
+    ///
+    /// # Safety
+    /// As for [`stage`].
+    #[inline(always)]
+    unsafe fn bitonic<const R: usize>(v: &mut [__m512i; R]) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            stage::<R, 2, 1>(v);
+            stage::<R, 4, 2>(v);
+            stage::<R, 4, 1>(v);
+            stage::<R, 8, 4>(v);
+            stage::<R, 8, 2>(v);
+            stage::<R, 8, 1>(v);
+            stage::<R, 16, 8>(v);
+            stage::<R, 16, 4>(v);
+            stage::<R, 16, 2>(v);
+            stage::<R, 16, 1>(v);
+            stage::<R, 32, 16>(v);
+            stage::<R, 32, 8>(v);
+            stage::<R, 32, 4>(v);
+            stage::<R, 32, 2>(v);
+            stage::<R, 32, 1>(v);
+            stage::<R, 64, 32>(v);
+            stage::<R, 64, 16>(v);
+            stage::<R, 64, 8>(v);
+            stage::<R, 64, 4>(v);
+            stage::<R, 64, 2>(v);
+            stage::<R, 64, 1>(v);
+            stage::<R, 128, 64>(v);
+            stage::<R, 128, 32>(v);
+            stage::<R, 128, 16>(v);
+            stage::<R, 128, 8>(v);
+            stage::<R, 128, 4>(v);
+            stage::<R, 128, 2>(v);
+            stage::<R, 128, 1>(v);
+        }
+    }
+
+    /// Sorts the `16 * R` entries of `row` (the list padded with `u32::MAX`) in registers.
+    ///
+    /// # Safety
+    /// As for [`stage`], and `row` holds at least `16 * R` entries.
+    #[inline(always)]
+    unsafe fn sort_registers<const R: usize>(row: &mut [u32]) {
+        debug_assert!(row.len() >= WIDE * R, "row shorter than the network");
+        // SAFETY: the caller guarantees AVX-512 F and `16 * R` entries.
+        unsafe {
+            let base = row.as_mut_ptr();
+            let mut v = [_mm512_set1_epi32(-1); R];
+            for (a, value) in v.iter_mut().enumerate() {
+                *value = _mm512_loadu_epi32(base.add(WIDE * a).cast::<i32>());
+            }
+            bitonic(&mut v);
+            for (a, value) in v.iter().enumerate() {
+                _mm512_storeu_epi32(base.add(WIDE * a).cast::<i32>(), *value);
+            }
+        }
+    }
+
+    /// Sorts `row[..len]` (9 to 128 entries) ascending, padding it to 16, 32, 64 or 128 entries
+    /// with `u32::MAX` in place.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512 F, `9 <= len <= 128`, and `row` holds `len` rounded up to a power
+    /// of two.
+    #[inline(always)]
+    pub(super) unsafe fn sort_padded(row: &mut [u32], len: usize) {
+        debug_assert!(
+            (9..=super::NETWORK_MAX).contains(&len),
+            "no 16-lane network for {len} entries"
+        );
+        let width = len.next_power_of_two();
+        row[len..width].fill(u32::MAX);
+        // SAFETY: the caller's contract; the row holds `width` entries.
+        unsafe {
+            match width {
+                16 => sort_registers::<1>(row),
+                32 => sort_registers::<2>(row),
+                64 => sort_registers::<4>(row),
+                _ => sort_registers::<8>(row),
+            }
+        }
     }
 }
 
@@ -391,7 +589,7 @@ unsafe fn sort_padded_in(row: &mut [u32], len: usize, scratch: &mut Vec<u32>, av
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::simd::avx2_detected;
+    use crate::simd::{avx2_detected, avx512_detected};
 
     /// The 0-1 principle: a comparator network that sorts every sequence of zeros and ones
     /// sorts every sequence.
@@ -435,24 +633,27 @@ mod tests {
                     .collect();
                 let mut expected = list.clone();
                 expected.sort_unstable();
-                // The portable form, and the AVX2 form where the CPU has it.
-                let forms: &[bool] = if avx2_detected() {
-                    &[false, true]
+                // The portable form, the AVX2 form and the AVX-512 form where the CPU has them.
+                let forms: &[(bool, bool)] = if avx512_detected() {
+                    &[(false, false), (true, false), (true, true)]
+                } else if avx2_detected() {
+                    &[(false, false), (true, false)]
                 } else {
-                    &[false]
+                    &[(false, false)]
                 };
-                for &avx2 in forms {
-                    let what = format!("length {len}, pattern {pattern}, avx2 {avx2}");
+                for &(avx2, avx512) in forms {
+                    let what =
+                        format!("length {len}, pattern {pattern}, avx2 {avx2}, avx512 {avx512}");
                     let mut list = list.clone();
                     let mut row = list.clone();
                     row.resize(len.max(NETWORK_MAX) + 8, 7);
                     let mut short = expected.clone();
                     short.reverse();
-                    // SAFETY: `avx2` is set only where the CPU has the features.
+                    // SAFETY: `avx2` and `avx512` are set only where the CPU has the features.
                     unsafe {
                         sort_short(&mut list, avx2);
-                        sort_padded(&mut row, len, &mut scratch, avx2);
-                        sort_padded(&mut short, len, &mut scratch, avx2);
+                        sort_padded(&mut row, len, &mut scratch, avx2, avx512);
+                        sort_padded(&mut short, len, &mut scratch, avx2, avx512);
                     }
                     assert_eq!(list, expected, "{what}");
                     assert_eq!(row[..len], expected[..], "padded, {what}");
