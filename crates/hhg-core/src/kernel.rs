@@ -27,8 +27,8 @@ pub(crate) trait MaskKernel {
     /// compiled for AVX2, or in the run-time AVX2 build after detection.
     const AVX2: bool;
 
-    /// Whether the kernel's `f32` gather and packing are the 16-lane AVX-512 loops (see
-    /// `kernel::avx512`). A kernel that sets it runs only where the CPU has AVX-512 F, VL,
+    /// Whether the kernel's gather and packing are the AVX-512 loops (16 `f32` or 8 `f64`
+    /// lanes; see `kernel::avx512`). A kernel that sets it runs only where the CPU has AVX-512 F, VL,
     /// BW and DQ, and sets [`MaskKernel::AVX2`] too.
     const AVX512: bool;
 
@@ -240,26 +240,34 @@ pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const 
     rows: &mut [u32],
 ) -> [usize; N] {
     #[cfg(target_arch = "x86_64")]
-    if K::AVX512 && size_of::<T>() == size_of::<f32>() {
-        // `Real` is sealed to f32 and f64, so a 4-byte `T` is f32 and these casts are the
-        // identity.
-        let columns = columns.map(bytemuck::cast_slice::<T, f32>);
-        let p = p.map(|q| q.map(|v| bytemuck::cast::<T, f32>(v)));
-        // SAFETY: the caller's contract, with AVX-512 (`K::AVX512`) and rows of the
-        // candidates plus ROW_SLACK (= avx512::WIDE); the padded columns and ids are longer
-        // than every range.
-        return unsafe {
-            avx512::gather_many::<IDS, N>(
-                columns,
-                ids,
-                p,
-                bytemuck::cast::<T, f32>(r2),
-                ranges,
-                self_range,
-                itself,
-                rows,
-            )
-        };
+    if K::AVX512 {
+        // `Real` is sealed to f32 and f64, so `T` is the scalar of the block its size picks,
+        // and these casts are the identity.
+        macro_rules! gather_in {
+            ($block:ty, $scalar:ty) => {{
+                let cast = |v: T| bytemuck::cast::<T, $scalar>(v);
+                // SAFETY: the caller's contract, with AVX-512 (`K::AVX512`) and rows of the
+                // candidates plus ROW_SLACK (at least a block); the padded columns and ids
+                // are longer than every range.
+                return unsafe {
+                    avx512::gather_many::<$block, IDS, N>(
+                        columns.map(bytemuck::cast_slice::<T, $scalar>),
+                        ids,
+                        p.map(|q| q.map(cast)),
+                        cast(r2),
+                        ranges,
+                        self_range,
+                        itself,
+                        rows,
+                    )
+                };
+            }};
+        }
+        if size_of::<T>() == size_of::<f32>() {
+            gather_in!(avx512::F32x16, f32);
+        } else {
+            gather_in!(avx512::F64x8, f64);
+        }
     }
     let out_len = rows.len() / N;
     // Every row pointer derives from one raw pointer, so writes through one never
@@ -456,8 +464,8 @@ pub(crate) struct PackRequest<'a, T> {
     pub(crate) first_self: u32,
     /// Whether the permutes are AVX2 instructions (only where the CPU has AVX2).
     pub(crate) avx2: bool,
-    /// Whether `f32` candidates are packed by the AVX-512 loop (only where the CPU has
-    /// AVX-512; see [`MaskKernel::AVX512`]).
+    /// Whether candidates are packed by the AVX-512 loop (only where the CPU has AVX-512;
+    /// see [`MaskKernel::AVX512`]).
     pub(crate) avx512: bool,
 }
 
@@ -496,29 +504,39 @@ pub(crate) unsafe fn pack_within_box<T: Real, const IDS: bool>(
     let candidates: usize = ranges.iter().map(|&(s, e)| (e - s) as usize).sum();
     out.make_room(candidates + ROW_SLACK);
     #[cfg(target_arch = "x86_64")]
-    if avx512 && size_of::<T>() == size_of::<f32>() {
-        let target = avx512::PackTarget {
-            columns: [out.x.as_mut_ptr(), out.y.as_mut_ptr(), out.z.as_mut_ptr()]
-                .map(|column| column.cast::<f32>()),
-            ids: out.ids.as_mut_ptr(),
-            room: out.ids.len(),
-        };
-        // SAFETY: the caller's contract, with AVX-512 (`avx512`); `T` is f32 (`Real` is
-        // sealed to f32 and f64), so the casts are the identity; the columns have room
-        // for every candidate plus ROW_SLACK (= avx512::WIDE).
-        return unsafe {
-            avx512::pack_within_box::<IDS>(
-                columns.map(bytemuck::cast_slice::<T, f32>),
-                ids,
-                lo.map(|v| bytemuck::cast::<T, f32>(v)),
-                hi.map(|v| bytemuck::cast::<T, f32>(v)),
-                bytemuck::cast::<T, f32>(r2),
-                ranges,
-                self_range,
-                first_self,
-                &target,
-            )
-        };
+    if avx512 {
+        // As in `gather_many`: `T` is the scalar of the block its size picks.
+        macro_rules! pack_in {
+            ($block:ty, $scalar:ty) => {{
+                let cast = |v: T| bytemuck::cast::<T, $scalar>(v);
+                let target = avx512::PackTarget {
+                    columns: [out.x.as_mut_ptr(), out.y.as_mut_ptr(), out.z.as_mut_ptr()]
+                        .map(|column| column.cast::<$scalar>()),
+                    ids: out.ids.as_mut_ptr(),
+                    room: out.ids.len(),
+                };
+                // SAFETY: the caller's contract, with AVX-512 (`avx512`); the columns have
+                // room for every candidate plus ROW_SLACK (at least a block).
+                return unsafe {
+                    avx512::pack_within_box::<$block, IDS>(
+                        columns.map(bytemuck::cast_slice::<T, $scalar>),
+                        ids,
+                        lo.map(cast),
+                        hi.map(cast),
+                        cast(r2),
+                        ranges,
+                        self_range,
+                        first_self,
+                        &target,
+                    )
+                };
+            }};
+        }
+        if size_of::<T>() == size_of::<f32>() {
+            pack_in!(avx512::F32x16, f32);
+        } else {
+            pack_in!(avx512::F64x8, f64);
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = avx512;

@@ -1,88 +1,312 @@
-//! AVX-512 forms of the list pass's two hot loops for `f32` points, the gather and the
-//! packing: 16 candidates per block, the hit mask straight from the comparison, and the
-//! hits packed by `vpcompressd` instead of a lookup table and a permute.
+//! AVX-512 forms of the list pass's two hot loops, the gather and the packing: 16 `f32` or
+//! 8 `f64` candidates per block, the hit mask straight from the comparison, and the hits
+//! packed by `vpcompressd` instead of a lookup table and a permute.
 //!
-//! Both are `#[inline(always)]` and without target features of their own: they are
+//! Everything here is `#[inline(always)]` and without target features of its own: it is
 //! inlined into a function compiled for AVX-512 (`simd::avx512_build`, or a library built
 //! for such a CPU), where the intrinsics inline too. Every load of a block that may reach
 //! past its range is masked (fault-free on masked-off lanes), so the columns need no
-//! padding beyond their length; every store writes 16 lanes, so each output needs
-//! [`WIDE`] entries of room past its last hit.
+//! padding beyond their length; every store writes a whole block, so each output needs
+//! [`Block::WIDE`] entries of room past its last hit.
 
 use std::arch::x86_64::{
-    __m512, __m512i, __mmask16, _CMP_LE_OQ, _mm512_add_epi32, _mm512_add_ps,
-    _mm512_mask_cmp_ps_mask, _mm512_maskz_compress_epi32, _mm512_maskz_compress_ps,
-    _mm512_maskz_loadu_epi32, _mm512_maskz_loadu_ps, _mm512_max_ps, _mm512_mul_ps,
-    _mm512_set1_epi32, _mm512_set1_ps, _mm512_setr_epi32, _mm512_setzero_ps, _mm512_storeu_epi32,
-    _mm512_storeu_ps, _mm512_sub_ps,
+    __m256i, __m512, __m512d, __m512i, _CMP_LE_OQ, _mm256_add_epi32, _mm256_maskz_compress_epi32,
+    _mm256_maskz_loadu_epi32, _mm256_set1_epi32, _mm256_setr_epi32, _mm256_storeu_epi32,
+    _mm512_add_epi32, _mm512_add_pd, _mm512_add_ps, _mm512_mask_cmp_pd_mask,
+    _mm512_mask_cmp_ps_mask, _mm512_maskz_compress_epi32, _mm512_maskz_compress_pd,
+    _mm512_maskz_compress_ps, _mm512_maskz_loadu_epi32, _mm512_maskz_loadu_pd,
+    _mm512_maskz_loadu_ps, _mm512_max_pd, _mm512_max_ps, _mm512_mul_pd, _mm512_mul_ps,
+    _mm512_set1_epi32, _mm512_set1_pd, _mm512_set1_ps, _mm512_setr_epi32, _mm512_storeu_epi32,
+    _mm512_storeu_pd, _mm512_storeu_ps, _mm512_sub_pd, _mm512_sub_ps,
 };
 
 use crate::simd::avx512_detected;
 
-/// Candidates per block.
-pub(crate) const WIDE: usize = 16;
+/// One precision's block of candidates in a 512-bit register, with the operations the two
+/// loops need. Lane masks are `u16` for both (an `f64` block uses the low 8 bits).
+///
+/// Every method is unsafe: it may run only where the CPU has AVX-512 F, VL, BW and DQ.
+pub(crate) trait Block {
+    /// The coordinate type.
+    type Scalar: Copy;
+    /// A block of coordinates.
+    type Vector: Copy;
+    /// A block of identifiers.
+    type Ids: Copy;
+    /// Candidates per block.
+    const WIDE: usize;
 
-/// The lanes of a block at `base` that lie before `end`.
-#[inline(always)]
-fn block_lanes(base: usize, end: usize) -> __mmask16 {
-    let left = end - base;
-    if left >= WIDE {
-        0xFFFF
-    } else {
-        ((1u32 << left) - 1) as __mmask16
+    /// The lanes of `column` at `base` that `lanes` selects, zero elsewhere.
+    ///
+    /// # Safety
+    /// AVX-512, and every selected lane lies inside `column`.
+    unsafe fn load(column: &[Self::Scalar], base: usize, lanes: u16) -> Self::Vector;
+
+    /// The identifiers of `ids` at `base` that `lanes` selects, zero elsewhere.
+    ///
+    /// # Safety
+    /// As for [`Block::load`].
+    unsafe fn load_ids(ids: &[u32], base: usize, lanes: u16) -> Self::Ids;
+
+    /// The positions `base..base + WIDE`.
+    ///
+    /// # Safety
+    /// AVX-512.
+    unsafe fn positions(base: usize) -> Self::Ids;
+
+    /// `value` in every lane.
+    ///
+    /// # Safety
+    /// AVX-512.
+    unsafe fn splat(value: Self::Scalar) -> Self::Vector;
+
+    /// `(dx*dx + dy*dy) + dz*dz` of the three differences, no fusing: the predicate's one
+    /// formula (see `Real`).
+    ///
+    /// # Safety
+    /// AVX-512.
+    unsafe fn sum_of_squares(d: [Self::Vector; 3]) -> Self::Vector;
+
+    /// `a - b` lane by lane.
+    ///
+    /// # Safety
+    /// AVX-512.
+    unsafe fn sub(a: Self::Vector, b: Self::Vector) -> Self::Vector;
+
+    /// The gap of `q` to the interval `lo..=hi`: `max(max(lo - q, q - hi), 0)`.
+    ///
+    /// # Safety
+    /// AVX-512.
+    unsafe fn gap(lo: Self::Vector, hi: Self::Vector, q: Self::Vector) -> Self::Vector;
+
+    /// The lanes of `lanes` where `a <= b` (false for NaN).
+    ///
+    /// # Safety
+    /// AVX-512.
+    unsafe fn le(lanes: u16, a: Self::Vector, b: Self::Vector) -> u16;
+
+    /// Stores the lanes of `v` that `keep` selects, packed, to `dst` (writing `WIDE` lanes).
+    ///
+    /// # Safety
+    /// AVX-512, and `dst..dst + WIDE` is valid for writes.
+    unsafe fn store_packed(dst: *mut Self::Scalar, keep: u16, v: Self::Vector);
+
+    /// Stores the identifiers that `keep` selects, packed, to `dst` (writing `WIDE` lanes).
+    ///
+    /// # Safety
+    /// As for [`Block::store_packed`].
+    unsafe fn store_packed_ids(dst: *mut u32, keep: u16, ids: Self::Ids);
+}
+
+/// 16 `f32` lanes.
+pub(crate) struct F32x16;
+
+/// 8 `f64` lanes.
+pub(crate) struct F64x8;
+
+impl Block for F32x16 {
+    type Scalar = f32;
+    type Vector = __m512;
+    type Ids = __m512i;
+    const WIDE: usize = 16;
+
+    #[inline(always)]
+    unsafe fn load(column: &[f32], base: usize, lanes: u16) -> __m512 {
+        debug_assert!(
+            base + (16 - lanes.leading_zeros() as usize) <= column.len(),
+            "masked load past the column"
+        );
+        // SAFETY: the selected lanes are inside the column; the others are not accessed.
+        unsafe { _mm512_maskz_loadu_ps(lanes, column.as_ptr().add(base)) }
+    }
+
+    #[inline(always)]
+    unsafe fn load_ids(ids: &[u32], base: usize, lanes: u16) -> __m512i {
+        debug_assert!(
+            base + (16 - lanes.leading_zeros() as usize) <= ids.len(),
+            "masked load past the identifiers"
+        );
+        // SAFETY: as in `load`.
+        unsafe { _mm512_maskz_loadu_epi32(lanes, ids.as_ptr().add(base).cast()) }
+    }
+
+    #[inline(always)]
+    unsafe fn positions(base: usize) -> __m512i {
+        // SAFETY: AVX-512 (the contract).
+        unsafe {
+            _mm512_add_epi32(
+                _mm512_set1_epi32(base as i32),
+                _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+            )
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn splat(value: f32) -> __m512 {
+        // SAFETY: AVX-512 (the contract).
+        unsafe { _mm512_set1_ps(value) }
+    }
+
+    #[inline(always)]
+    unsafe fn sum_of_squares(d: [__m512; 3]) -> __m512 {
+        // SAFETY: AVX-512 (the contract).
+        unsafe {
+            _mm512_add_ps(
+                _mm512_add_ps(_mm512_mul_ps(d[0], d[0]), _mm512_mul_ps(d[1], d[1])),
+                _mm512_mul_ps(d[2], d[2]),
+            )
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn sub(a: __m512, b: __m512) -> __m512 {
+        // SAFETY: AVX-512 (the contract).
+        unsafe { _mm512_sub_ps(a, b) }
+    }
+
+    #[inline(always)]
+    unsafe fn gap(lo: __m512, hi: __m512, q: __m512) -> __m512 {
+        // SAFETY: AVX-512 (the contract).
+        unsafe {
+            let below = _mm512_sub_ps(lo, q);
+            let above = _mm512_sub_ps(q, hi);
+            _mm512_max_ps(_mm512_max_ps(below, above), _mm512_set1_ps(0.0))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn le(lanes: u16, a: __m512, b: __m512) -> u16 {
+        // SAFETY: AVX-512 (the contract).
+        unsafe { _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(lanes, a, b) }
+    }
+
+    #[inline(always)]
+    unsafe fn store_packed(dst: *mut f32, keep: u16, v: __m512) {
+        // SAFETY: AVX-512, and `dst` has room for a whole block (the contract).
+        unsafe { _mm512_storeu_ps(dst, _mm512_maskz_compress_ps(keep, v)) }
+    }
+
+    #[inline(always)]
+    unsafe fn store_packed_ids(dst: *mut u32, keep: u16, ids: __m512i) {
+        // SAFETY: as in `store_packed`.
+        unsafe { _mm512_storeu_epi32(dst.cast(), _mm512_maskz_compress_epi32(keep, ids)) }
     }
 }
 
-/// Lane `k` holds `k`.
-#[inline(always)]
-unsafe fn iota() -> __m512i {
-    // SAFETY: the caller runs where the CPU has AVX-512 (the module's contract).
-    unsafe { _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15) }
+impl Block for F64x8 {
+    type Scalar = f64;
+    type Vector = __m512d;
+    type Ids = __m256i;
+    const WIDE: usize = 8;
+
+    #[inline(always)]
+    unsafe fn load(column: &[f64], base: usize, lanes: u16) -> __m512d {
+        debug_assert!(
+            lanes < 1 << 8 && base + (16 - lanes.leading_zeros() as usize) <= column.len(),
+            "masked load past the column"
+        );
+        // SAFETY: the selected lanes are inside the column; the others are not accessed.
+        unsafe { _mm512_maskz_loadu_pd(lanes as u8, column.as_ptr().add(base)) }
+    }
+
+    #[inline(always)]
+    unsafe fn load_ids(ids: &[u32], base: usize, lanes: u16) -> __m256i {
+        debug_assert!(
+            lanes < 1 << 8 && base + (16 - lanes.leading_zeros() as usize) <= ids.len(),
+            "masked load past the identifiers"
+        );
+        // SAFETY: as in `load`.
+        unsafe { _mm256_maskz_loadu_epi32(lanes as u8, ids.as_ptr().add(base).cast()) }
+    }
+
+    #[inline(always)]
+    unsafe fn positions(base: usize) -> __m256i {
+        // SAFETY: AVX-512 (the contract).
+        unsafe {
+            _mm256_add_epi32(
+                _mm256_set1_epi32(base as i32),
+                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+            )
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn splat(value: f64) -> __m512d {
+        // SAFETY: AVX-512 (the contract).
+        unsafe { _mm512_set1_pd(value) }
+    }
+
+    #[inline(always)]
+    unsafe fn sum_of_squares(d: [__m512d; 3]) -> __m512d {
+        // SAFETY: AVX-512 (the contract).
+        unsafe {
+            _mm512_add_pd(
+                _mm512_add_pd(_mm512_mul_pd(d[0], d[0]), _mm512_mul_pd(d[1], d[1])),
+                _mm512_mul_pd(d[2], d[2]),
+            )
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn sub(a: __m512d, b: __m512d) -> __m512d {
+        // SAFETY: AVX-512 (the contract).
+        unsafe { _mm512_sub_pd(a, b) }
+    }
+
+    #[inline(always)]
+    unsafe fn gap(lo: __m512d, hi: __m512d, q: __m512d) -> __m512d {
+        // SAFETY: AVX-512 (the contract).
+        unsafe {
+            let below = _mm512_sub_pd(lo, q);
+            let above = _mm512_sub_pd(q, hi);
+            _mm512_max_pd(_mm512_max_pd(below, above), _mm512_set1_pd(0.0))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn le(lanes: u16, a: __m512d, b: __m512d) -> u16 {
+        // SAFETY: AVX-512 (the contract).
+        u16::from(unsafe { _mm512_mask_cmp_pd_mask::<_CMP_LE_OQ>(lanes as u8, a, b) })
+    }
+
+    #[inline(always)]
+    unsafe fn store_packed(dst: *mut f64, keep: u16, v: __m512d) {
+        // SAFETY: AVX-512, and `dst` has room for a whole block (the contract).
+        unsafe { _mm512_storeu_pd(dst, _mm512_maskz_compress_pd(keep as u8, v)) }
+    }
+
+    #[inline(always)]
+    unsafe fn store_packed_ids(dst: *mut u32, keep: u16, ids: __m256i) {
+        // SAFETY: as in `store_packed`.
+        unsafe { _mm256_storeu_epi32(dst.cast(), _mm256_maskz_compress_epi32(keep as u8, ids)) }
+    }
 }
 
-/// The 16 lanes of `column` at `base` that `lanes` selects, zero elsewhere.
-///
-/// # Safety
-/// The CPU has AVX-512, and every selected lane lies inside `column`.
+/// The lanes of a block of `W` at `base` that lie before `end`.
 #[inline(always)]
-unsafe fn load(column: &[f32], base: usize, lanes: __mmask16) -> __m512 {
-    debug_assert!(
-        base + (16 - lanes.leading_zeros() as usize) <= column.len(),
-        "masked load past the column"
-    );
-    // SAFETY: the caller guarantees the selected lanes are inside the column; the others
-    // are not accessed.
-    unsafe { _mm512_maskz_loadu_ps(lanes, column.as_ptr().add(base)) }
+fn block_lanes<W: Block>(base: usize, end: usize) -> u16 {
+    let left = end - base;
+    if left >= W::WIDE {
+        ((1u32 << W::WIDE) - 1) as u16
+    } else {
+        ((1u32 << left) - 1) as u16
+    }
 }
 
-/// The 16 identifiers of `ids` at `base` that `lanes` selects, zero elsewhere.
-///
-/// # Safety
-/// As for [`load`].
-#[inline(always)]
-unsafe fn load_ids(ids: &[u32], base: usize, lanes: __mmask16) -> __m512i {
-    debug_assert!(
-        base + (16 - lanes.leading_zeros() as usize) <= ids.len(),
-        "masked load past the identifiers"
-    );
-    // SAFETY: as in `load`.
-    unsafe { _mm512_maskz_loadu_epi32(lanes, ids.as_ptr().add(base).cast()) }
-}
-
-/// [`gather_many`](super::gather_many) for `f32` points with AVX-512: the same contract
-/// and the same output, with rows of at least the candidates plus [`WIDE`] entries.
+/// [`gather_many`](super::gather_many) with AVX-512 blocks of `W`: the same contract and
+/// the same output, with rows of at least the candidates plus [`Block::WIDE`] entries.
 ///
 /// # Safety
 /// The CPU has AVX-512 (F, VL, BW, DQ); every range lies inside the columns (and `ids`,
 /// with `IDS`); every `itself[k]` other than `u32::MAX` lies inside range `self_range`;
-/// and every row holds the candidates of `ranges` plus [`WIDE`].
+/// and every row holds the candidates of `ranges` plus [`Block::WIDE`].
 #[allow(clippy::too_many_arguments)] // The hot loop's inputs, all used on every block.
 #[inline(always)]
-pub(crate) unsafe fn gather_many<const IDS: bool, const N: usize>(
-    columns: [&[f32]; 3],
+pub(crate) unsafe fn gather_many<W: Block, const IDS: bool, const N: usize>(
+    columns: [&[W::Scalar]; 3],
     ids: &[u32],
-    p: [[f32; 3]; N],
-    r2: f32,
+    p: [[W::Scalar; 3]; N],
+    r2: W::Scalar,
     ranges: &[(u32, u32)],
     self_range: usize,
     itself: [u32; N],
@@ -100,48 +324,49 @@ pub(crate) unsafe fn gather_many<const IDS: bool, const N: usize>(
     let mut cursors = [0usize; N];
     // No closures here: a closure is compiled as a function of its own, without the target
     // features of the function this loop is inlined into (see `simd`).
-    // SAFETY: the caller guarantees AVX-512 (for every intrinsic of this function).
-    let (mut px, mut py, mut pz, radius2, lane) = unsafe {
-        let zero = _mm512_setzero_ps();
-        ([zero; N], [zero; N], [zero; N], _mm512_set1_ps(r2), iota())
+    // SAFETY: the caller guarantees AVX-512 (for every method of `W` in this function).
+    let (mut point, radius2) = unsafe {
+        let placeholder = W::splat(r2);
+        ([[placeholder; 3]; N], W::splat(r2))
     };
     for k in 0..N {
-        // SAFETY: as above.
-        unsafe {
-            px[k] = _mm512_set1_ps(p[k][0]);
-            py[k] = _mm512_set1_ps(p[k][1]);
-            pz[k] = _mm512_set1_ps(p[k][2]);
+        for axis in 0..3 {
+            // SAFETY: as above.
+            point[k][axis] = unsafe { W::splat(p[k][axis]) };
         }
     }
+    let all = ((1u32 << W::WIDE) - 1) as u16;
     for (index, &(start, end)) in ranges.iter().enumerate() {
         let (start, end) = (start as usize, end as usize);
         // The block (by its base) that holds each point to skip, and the lanes it keeps.
-        let mut skip: [(usize, __mmask16); N] = [(usize::MAX, 0xFFFF); N];
+        let mut skip: [(usize, u16); N] = [(usize::MAX, all); N];
         if index == self_range {
             for k in 0..N {
                 if itself[k] != u32::MAX {
                     let offset = itself[k] as usize - start;
                     debug_assert!(start + offset < end, "a point to skip outside the range");
                     skip[k] = (
-                        start + offset / WIDE * WIDE,
-                        !(1u32 << (offset % WIDE)) as __mmask16,
+                        start + offset / W::WIDE * W::WIDE,
+                        all & !(1u32 << (offset % W::WIDE)) as u16,
                     );
                 }
             }
         }
         let mut base = start;
         while base < end {
-            let lanes = block_lanes(base, end);
+            let lanes = block_lanes::<W>(base, end);
             // SAFETY: the selected lanes lie inside the range, inside the columns and ids.
-            let (x, y, z, values) = unsafe {
+            let (q, values) = unsafe {
                 (
-                    load(columns[0], base, lanes),
-                    load(columns[1], base, lanes),
-                    load(columns[2], base, lanes),
+                    [
+                        W::load(columns[0], base, lanes),
+                        W::load(columns[1], base, lanes),
+                        W::load(columns[2], base, lanes),
+                    ],
                     if IDS {
-                        load_ids(ids, base, lanes)
+                        W::load_ids(ids, base, lanes)
                     } else {
-                        _mm512_add_epi32(_mm512_set1_epi32(base as i32), lane)
+                        W::positions(base)
                     },
                 )
             };
@@ -149,79 +374,63 @@ pub(crate) unsafe fn gather_many<const IDS: bool, const N: usize>(
                 // SAFETY: AVX-512 (the caller's contract); the row holds every candidate plus
                 // WIDE, and the cursor counts the hits among the candidates seen so far.
                 unsafe {
-                    let dx = _mm512_sub_ps(x, px[k]);
-                    let dy = _mm512_sub_ps(y, py[k]);
-                    let dz = _mm512_sub_ps(z, pz[k]);
-                    // The predicate's one formula: (dx*dx + dy*dy) + dz*dz, no fusing.
-                    let d2 = _mm512_add_ps(
-                        _mm512_add_ps(_mm512_mul_ps(dx, dx), _mm512_mul_ps(dy, dy)),
-                        _mm512_mul_ps(dz, dz),
-                    );
-                    let mut hits = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(lanes, d2, radius2);
+                    let d2 = W::sum_of_squares([
+                        W::sub(q[0], point[k][0]),
+                        W::sub(q[1], point[k][1]),
+                        W::sub(q[2], point[k][2]),
+                    ]);
+                    let mut hits = W::le(lanes, d2, radius2);
                     if base == skip[k].0 {
                         hits &= skip[k].1;
                     }
-                    debug_assert!(cursors[k] + WIDE <= out_len, "gather row too short");
-                    _mm512_storeu_epi32(
-                        out[k].add(cursors[k]).cast(),
-                        _mm512_maskz_compress_epi32(hits, values),
-                    );
+                    debug_assert!(cursors[k] + W::WIDE <= out_len, "gather row too short");
+                    W::store_packed_ids(out[k].add(cursors[k]), hits, values);
                     cursors[k] += hits.count_ones() as usize;
                 }
             }
-            base += WIDE;
+            base += W::WIDE;
         }
     }
     cursors
 }
 
 /// Where [`pack_within_box`] writes: four columns with room for every candidate plus
-/// [`WIDE`].
-pub(crate) struct PackTarget {
-    pub(crate) columns: [*mut f32; 3],
+/// [`Block::WIDE`].
+pub(crate) struct PackTarget<S> {
+    pub(crate) columns: [*mut S; 3],
     pub(crate) ids: *mut u32,
     pub(crate) room: usize,
 }
 
-/// [`pack_within_box`](super::pack_within_box) for `f32` points with AVX-512: the same
-/// filter ([`Real::box_mask`](crate::real::Real::box_mask)'s gaps and sum) and the same
-/// packed order and positions.
+/// [`pack_within_box`](super::pack_within_box) with AVX-512 blocks of `W`: the same filter
+/// ([`Real::box_mask`](crate::real::Real::box_mask)'s gaps and sum) and the same packed
+/// order and positions.
 ///
 /// # Safety
 /// The CPU has AVX-512 (F, VL, BW, DQ); every range lies inside the columns (and `ids`,
 /// with `IDS`); range `self_range` (unless `usize::MAX`) holds `first_self`; and `out`
-/// has room for every candidate of the ranges plus [`WIDE`].
+/// has room for every candidate of the ranges plus [`Block::WIDE`].
 #[allow(clippy::too_many_arguments)] // The packing's inputs, all used on every block.
 #[inline(always)]
-pub(crate) unsafe fn pack_within_box<const IDS: bool>(
-    columns: [&[f32]; 3],
+pub(crate) unsafe fn pack_within_box<W: Block, const IDS: bool>(
+    columns: [&[W::Scalar]; 3],
     ids: &[u32],
-    lo: [f32; 3],
-    hi: [f32; 3],
-    r2: f32,
+    lo: [W::Scalar; 3],
+    hi: [W::Scalar; 3],
+    r2: W::Scalar,
     ranges: &[(u32, u32)],
     self_range: usize,
     first_self: u32,
-    out: &PackTarget,
+    out: &PackTarget<W::Scalar>,
 ) -> (usize, u32) {
     debug_assert!(avx512_detected(), "AVX-512 kernel on a CPU without AVX-512");
     // No closures here (see `gather_many`).
-    // SAFETY: the caller guarantees AVX-512 (for every intrinsic of this function).
-    let (low, high, radius2, zero, lane) = unsafe {
+    // SAFETY: the caller guarantees AVX-512 (for every method of `W` in this function).
+    let (low, high, radius2) = unsafe {
         (
-            [
-                _mm512_set1_ps(lo[0]),
-                _mm512_set1_ps(lo[1]),
-                _mm512_set1_ps(lo[2]),
-            ],
-            [
-                _mm512_set1_ps(hi[0]),
-                _mm512_set1_ps(hi[1]),
-                _mm512_set1_ps(hi[2]),
-            ],
-            _mm512_set1_ps(r2),
-            _mm512_setzero_ps(),
-            iota(),
+            [W::splat(lo[0]), W::splat(lo[1]), W::splat(lo[2])],
+            [W::splat(hi[0]), W::splat(hi[1]), W::splat(hi[2])],
+            W::splat(r2),
         )
     };
     let mut cursor = 0usize;
@@ -233,50 +442,40 @@ pub(crate) unsafe fn pack_within_box<const IDS: bool>(
                 (start..end).contains(&(first_self as usize)),
                 "the self range does not hold the batch's first point"
             );
-            start + (first_self as usize - start) / WIDE * WIDE
+            start + (first_self as usize - start) / W::WIDE * W::WIDE
         } else {
             usize::MAX
         };
         let mut base = start;
         while base < end {
-            let lanes = block_lanes(base, end);
-            debug_assert!(cursor + WIDE <= out.room, "packed columns too short");
+            let lanes = block_lanes::<W>(base, end);
+            debug_assert!(cursor + W::WIDE <= out.room, "packed columns too short");
             // SAFETY: the selected lanes lie inside the range, inside the columns and ids;
             // the target has room for every candidate plus WIDE and the cursor counts the
             // candidates kept so far; AVX-512 is the caller's contract.
             let kept = unsafe {
                 let q = [
-                    load(columns[0], base, lanes),
-                    load(columns[1], base, lanes),
-                    load(columns[2], base, lanes),
+                    W::load(columns[0], base, lanes),
+                    W::load(columns[1], base, lanes),
+                    W::load(columns[2], base, lanes),
                 ];
-                // The squared gap to the box per axis, `max(lo - q, q - hi, 0)`, summed as
-                // the predicate sums (see `Real::box_mask`).
-                macro_rules! gap2 {
-                    ($axis:expr) => {{
-                        let below = _mm512_sub_ps(low[$axis], q[$axis]);
-                        let above = _mm512_sub_ps(q[$axis], high[$axis]);
-                        let g = _mm512_max_ps(_mm512_max_ps(below, above), zero);
-                        _mm512_mul_ps(g, g)
-                    }};
-                }
-                let d2 = _mm512_add_ps(_mm512_add_ps(gap2!(0), gap2!(1)), gap2!(2));
-                let kept = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(lanes, d2, radius2);
+                // The squared gaps to the box, summed as the predicate sums (see
+                // `Real::box_mask`).
+                let d2 = W::sum_of_squares([
+                    W::gap(low[0], high[0], q[0]),
+                    W::gap(low[1], high[1], q[1]),
+                    W::gap(low[2], high[2], q[2]),
+                ]);
+                let kept = W::le(lanes, d2, radius2);
                 for axis in 0..3 {
-                    _mm512_storeu_ps(
-                        out.columns[axis].add(cursor),
-                        _mm512_maskz_compress_ps(kept, q[axis]),
-                    );
+                    W::store_packed(out.columns[axis].add(cursor), kept, q[axis]);
                 }
                 let values = if IDS {
-                    load_ids(ids, base, lanes)
+                    W::load_ids(ids, base, lanes)
                 } else {
-                    _mm512_add_epi32(_mm512_set1_epi32(base as i32), lane)
+                    W::positions(base)
                 };
-                _mm512_storeu_epi32(
-                    out.ids.add(cursor).cast(),
-                    _mm512_maskz_compress_epi32(kept, values),
-                );
+                W::store_packed_ids(out.ids.add(cursor), kept, values);
                 kept
             };
             if base == self_block {
@@ -284,7 +483,7 @@ pub(crate) unsafe fn pack_within_box<const IDS: bool>(
                 self_at = (cursor + (u32::from(kept) & before).count_ones() as usize) as u32;
             }
             cursor += kept.count_ones() as usize;
-            base += WIDE;
+            base += W::WIDE;
         }
     }
     (cursor, self_at)
