@@ -390,13 +390,14 @@ avx512_build! {
 }
 
 /// The bitonic network on 16-lane AVX-512 registers, for lists of 9 to 128 entries: the
-/// same stages as [`bitonic`], with twice the lanes per register, one permute, one minimum
+/// same stages as [`bitonic`], with twice the lanes per register, one shuffle, one minimum
 /// and one masked maximum per register and in-register stage.
 #[cfg(target_arch = "x86_64")]
 mod wide16 {
     use std::arch::x86_64::{
         __m512i, __mmask16, _mm512_loadu_epi32, _mm512_mask_max_epu32, _mm512_max_epu32,
-        _mm512_min_epu32, _mm512_permutexvar_epi32, _mm512_set1_epi32, _mm512_storeu_epi32,
+        _mm512_min_epu32, _mm512_set1_epi32, _mm512_shuffle_epi32, _mm512_shuffle_i32x4,
+        _mm512_storeu_epi32,
     };
 
     /// Lanes per register.
@@ -422,17 +423,6 @@ mod wide16 {
         masks
     }
 
-    /// Lane `l` reads lane `l ^ J`.
-    const fn partners<const J: usize>() -> [u32; WIDE] {
-        let mut perm = [0u32; WIDE];
-        let mut lane = 0;
-        while lane < WIDE {
-            perm[lane] = (lane ^ J) as u32;
-            lane += 1;
-        }
-        perm
-    }
-
     /// One compare-exchange stage `(K, J)` over `16 * R` values in `R` registers.
     ///
     /// # Safety
@@ -455,10 +445,17 @@ mod wide16 {
                     }
                 }
             } else {
-                let perm = _mm512_loadu_epi32(const { partners::<J>() }.as_ptr().cast());
                 let upper = const { upper_masks::<K, J>() };
                 for (a, value) in v.iter_mut().enumerate() {
-                    let partner = _mm512_permutexvar_epi32(perm, *value);
+                    // The partner lanes by the cheapest shuffle for the distance: within
+                    // 128-bit lanes (one cycle) for 1 and 2, of whole 128-bit lanes for 4
+                    // and 8.
+                    let partner = match J {
+                        1 => _mm512_shuffle_epi32::<0xB1>(*value),
+                        2 => _mm512_shuffle_epi32::<0x4E>(*value),
+                        4 => _mm512_shuffle_i32x4::<0xB1>(*value, *value),
+                        _ => _mm512_shuffle_i32x4::<0x4E>(*value, *value),
+                    };
                     let lo = _mm512_min_epu32(*value, partner);
                     *value = _mm512_mask_max_epu32(lo, upper[a] as __mmask16, *value, partner);
                 }
