@@ -332,7 +332,7 @@ fn merge(a: &[u32], b: &[u32], out: &mut [u32]) {
 /// `len` needs), or the list falls back to [`sort_short`]. With `avx2`, a library compiled
 /// without AVX2 sorts in its run-time AVX2 build (see `simd`); with `avx512`, lists of 9 to
 /// 128 entries go through the 16-lane network of [`wide16`] (in the run-time AVX-512 build
-/// where the library was compiled without it).
+/// where the library was compiled without it), which pads in registers and needs no room.
 ///
 /// # Safety
 /// With `avx2`, [`avx2_detected`](crate::simd::avx2_detected) holds; with `avx512`,
@@ -345,9 +345,9 @@ pub(crate) unsafe fn sort_padded(
     avx512: bool,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if avx512 && (9..=NETWORK_MAX).contains(&len) && row.len() >= len.next_power_of_two() {
+    if avx512 && (9..=NETWORK_MAX).contains(&len) && row.len() >= len {
         if COMPILED_FOR_AVX512 {
-            // SAFETY: the caller guarantees AVX-512; the row holds the padded width.
+            // SAFETY: the caller guarantees AVX-512; the row holds the list.
             unsafe { wide16::sort_padded(row, len) };
         } else {
             // SAFETY: as above.
@@ -395,9 +395,9 @@ avx512_build! {
 #[cfg(target_arch = "x86_64")]
 mod wide16 {
     use std::arch::x86_64::{
-        __m512i, __mmask16, _mm512_loadu_epi32, _mm512_mask_max_epu32, _mm512_max_epu32,
-        _mm512_min_epu32, _mm512_set1_epi32, _mm512_shuffle_epi32, _mm512_shuffle_i32x4,
-        _mm512_storeu_epi32,
+        __m512i, __mmask16, _mm512_mask_loadu_epi32, _mm512_mask_max_epu32,
+        _mm512_mask_storeu_epi32, _mm512_max_epu32, _mm512_min_epu32, _mm512_set1_epi32,
+        _mm512_shuffle_epi32, _mm512_shuffle_i32x4,
     };
 
     /// Lanes per register.
@@ -502,48 +502,53 @@ mod wide16 {
         }
     }
 
-    /// Sorts the `16 * R` entries of `row` (the list padded with `u32::MAX`) in registers.
+    /// Sorts the `len` entries of `row` in `R` registers, the lanes past `len` filled with
+    /// `u32::MAX` as they are loaded (masked loads read nothing past the list, and no store
+    /// of the padding stands between the gather's stores and these loads).
     ///
     /// # Safety
-    /// As for [`stage`], and `row` holds at least `16 * R` entries.
+    /// As for [`stage`], `len <= 16 * R`, and `row` holds `len` entries.
     #[inline(always)]
-    unsafe fn sort_registers<const R: usize>(row: &mut [u32]) {
-        debug_assert!(row.len() >= WIDE * R, "row shorter than the network");
-        // SAFETY: the caller guarantees AVX-512 F and `16 * R` entries.
+    unsafe fn sort_registers<const R: usize>(row: &mut [u32], len: usize) {
+        debug_assert!(len <= WIDE * R, "list does not fit");
+        debug_assert!(row.len() >= len, "row shorter than the list");
+        // The lanes of register `a` that hold entries of the list.
+        let lanes = |a: usize| {
+            let held = len.saturating_sub(WIDE * a).min(WIDE);
+            ((1u32 << held) - 1) as __mmask16
+        };
+        // SAFETY: the caller guarantees AVX-512 F and `len` entries; masked-off lanes are not
+        // accessed.
         unsafe {
             let base = row.as_mut_ptr();
             let mut v = [_mm512_set1_epi32(-1); R];
             for (a, value) in v.iter_mut().enumerate() {
-                *value = _mm512_loadu_epi32(base.add(WIDE * a).cast::<i32>());
+                *value = _mm512_mask_loadu_epi32(*value, lanes(a), base.add(WIDE * a).cast());
             }
             bitonic(&mut v);
             for (a, value) in v.iter().enumerate() {
-                _mm512_storeu_epi32(base.add(WIDE * a).cast::<i32>(), *value);
+                _mm512_mask_storeu_epi32(base.add(WIDE * a).cast(), lanes(a), *value);
             }
         }
     }
 
-    /// Sorts `row[..len]` (9 to 128 entries) ascending, padding it to 16, 32, 64 or 128 entries
-    /// with `u32::MAX` in place.
+    /// Sorts `row[..len]` (9 to 128 entries) ascending.
     ///
     /// # Safety
-    /// The CPU has AVX-512 F, `9 <= len <= 128`, and `row` holds `len` rounded up to a power
-    /// of two.
+    /// The CPU has AVX-512 F, `9 <= len <= 128`, and `row` holds `len` entries.
     #[inline(always)]
     pub(super) unsafe fn sort_padded(row: &mut [u32], len: usize) {
         debug_assert!(
             (9..=super::NETWORK_MAX).contains(&len),
             "no 16-lane network for {len} entries"
         );
-        let width = len.next_power_of_two();
-        row[len..width].fill(u32::MAX);
-        // SAFETY: the caller's contract; the row holds `width` entries.
+        // SAFETY: the caller's contract.
         unsafe {
-            match width {
-                16 => sort_registers::<1>(row),
-                32 => sort_registers::<2>(row),
-                64 => sort_registers::<4>(row),
-                _ => sort_registers::<8>(row),
+            match len {
+                0..=16 => sort_registers::<1>(row, len),
+                17..=32 => sort_registers::<2>(row, len),
+                33..=64 => sort_registers::<4>(row, len),
+                _ => sort_registers::<8>(row, len),
             }
         }
     }
