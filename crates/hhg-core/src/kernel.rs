@@ -764,32 +764,44 @@ mod tests {
             let whole = [(0, count as u32)];
             let packed_ranges = &whole[..usize::from(count > 0)];
             let packed_self = if query { usize::MAX } else { 0 };
-            for (k, p) in batch.iter().enumerate() {
-                let expected: Vec<u32> = ranges
+            let expected_of = |k: usize| -> Vec<u32> {
+                ranges
                     .iter()
                     .flat_map(|&(s, e)| s..e)
                     .filter(|&q| q != itself[k])
-                    .filter(|&q| T::distance_squared(*p, points[q as usize]) <= r2)
+                    .filter(|&q| T::distance_squared(batch[k], points[q as usize]) <= r2)
                     .map(|q| if with_ids { ids[q as usize] } else { q })
-                    .collect();
-                let skip = if query { u32::MAX } else { self_at + k as u32 };
+                    .collect()
+            };
+            let skip_of = |k: usize| if query { u32::MAX } else { self_at + k as u32 };
+            for (k, p) in batch.iter().enumerate() {
+                let expected = expected_of(k);
+                // The next point of the batch shares the gather: two points to skip (two
+                // blocks, or two lanes of one).
+                let next = (k + 1) % batch.len();
                 let mut rows = vec![0u32; 2 * (count + ROW_SLACK)];
                 // SAFETY: the packed columns hold `count` candidates plus ROW_SLACK of room,
-                // every row holds `count + ROW_SLACK`, `skip` lies in the packed range, and
-                // the form's features are the CPU's.
-                let [len, _] = unsafe {
+                // every row holds `count + ROW_SLACK`, both points to skip lie in the packed
+                // range, and the form's features are the CPU's.
+                let [len, next_len] = unsafe {
                     gather_in_form::<T, 2>(
                         form,
                         packed.columns(),
                         packed.ids(),
-                        [*p, *p],
+                        [*p, batch[next]],
                         r2,
                         packed_ranges,
                         packed_self,
-                        [skip, skip],
+                        [skip_of(k), skip_of(next)],
                         &mut rows,
                     )
                 };
+                let second = count + ROW_SLACK;
+                assert_eq!(
+                    rows[second..second + next_len],
+                    expected_of(next)[..],
+                    "round {round} ({form:?}): point {next} of the batch beside {k}"
+                );
                 let total: usize = ranges.iter().map(|&(s, e)| (e - s) as usize).sum();
                 let mut direct = vec![0u32; total + ROW_SLACK];
                 // SAFETY: the columns and ids are padded by LANES, the row holds every

@@ -336,24 +336,12 @@ pub(crate) unsafe fn gather_many<W: Block, const IDS: bool, const N: usize>(
         }
     }
     let all = ((1u32 << W::WIDE) - 1) as u16;
-    for (index, &(start, end)) in ranges.iter().enumerate() {
-        let (start, end) = (start as usize, end as usize);
-        // The block (by its base) that holds each point to skip, and the lanes it keeps.
-        let mut skip: [(usize, u16); N] = [(usize::MAX, all); N];
-        if index == self_range {
-            for k in 0..N {
-                if itself[k] != u32::MAX {
-                    let offset = itself[k] as usize - start;
-                    debug_assert!(start + offset < end, "a point to skip outside the range");
-                    skip[k] = (
-                        start + offset / W::WIDE * W::WIDE,
-                        all & !(1u32 << (offset % W::WIDE)) as u16,
-                    );
-                }
-            }
-        }
-        let mut base = start;
-        while base < end {
+    // Tests the block at `base` (lanes before `end`) against every point and appends the
+    // hits; with `$skip`, point `k` drops lane bits `!skip[k].1` in the block at
+    // `skip[k].0`. A macro, not a closure (see above).
+    macro_rules! block {
+        ($base:expr, $end:expr, $skip:expr) => {{
+            let (base, end) = ($base, $end);
             let lanes = block_lanes::<W>(base, end);
             // SAFETY: the selected lanes lie inside the range, inside the columns and ids.
             let (q, values) = unsafe {
@@ -379,15 +367,48 @@ pub(crate) unsafe fn gather_many<W: Block, const IDS: bool, const N: usize>(
                         W::sub(q[1], point[k][1]),
                         W::sub(q[2], point[k][2]),
                     ]);
-                    let mut hits = W::le(lanes, d2, radius2);
-                    if base == skip[k].0 {
-                        hits &= skip[k].1;
-                    }
+                    let keep: Option<&[(usize, u16); N]> = $skip;
+                    let lanes = match keep {
+                        Some(skip) if skip[k].0 == base => lanes & skip[k].1,
+                        _ => lanes,
+                    };
+                    let hits = W::le(lanes, d2, radius2);
                     debug_assert!(cursors[k] + W::WIDE <= out_len, "gather row too short");
                     W::store_packed_ids(out[k].add(cursors[k]), hits, values);
                     cursors[k] += hits.count_ones() as usize;
                 }
             }
+        }};
+    }
+    for (index, &(start, end)) in ranges.iter().enumerate() {
+        let (start, end) = (start as usize, end as usize);
+        // The block (by its base) that holds each point to skip, the lanes it keeps, and the
+        // blocks `masked_from..masked_to` that hold any: only those check.
+        let mut skip: [(usize, u16); N] = [(usize::MAX, all); N];
+        let (mut masked_from, mut masked_to) = (usize::MAX, 0);
+        if index == self_range {
+            for k in 0..N {
+                if itself[k] != u32::MAX {
+                    let offset = itself[k] as usize - start;
+                    debug_assert!(start + offset < end, "a point to skip outside the range");
+                    let block = start + offset / W::WIDE * W::WIDE;
+                    skip[k] = (block, all & !(1u32 << (offset % W::WIDE)) as u16);
+                    masked_from = masked_from.min(block);
+                    masked_to = masked_to.max(block + W::WIDE);
+                }
+            }
+        }
+        let mut base = start;
+        while base < masked_from.min(end) {
+            block!(base, end, None);
+            base += W::WIDE;
+        }
+        while base < masked_to.min(end) {
+            block!(base, end, Some(&skip));
+            base += W::WIDE;
+        }
+        while base < end {
+            block!(base, end, None);
             base += W::WIDE;
         }
     }
