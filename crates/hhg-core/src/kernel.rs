@@ -24,7 +24,7 @@ pub(crate) trait MaskKernel {
 
     /// Whether the kernel's permutes and unsigned comparisons are AVX2 instructions (see
     /// `simd`). A kernel that sets it runs only where the CPU has AVX2: in a library
-    /// compiled for AVX2, or in the run-time AVX2 build after detection.
+    /// compiled for AVX2, or in a run-time AVX2 or AVX-512 build after detection.
     const AVX2: bool;
 
     /// Whether the kernel's gather and packing are the AVX-512 loops (16 `f32` or 8 `f64`
@@ -47,7 +47,7 @@ pub(crate) trait MaskKernel {
 }
 
 /// The `wide` 8-lane kernel, with its permutes in AVX2 instructions or not, and with the
-/// 16-lane AVX-512 loops for `f32` lists or not.
+/// AVX-512 loops (16 `f32` or 8 `f64` lanes) or not.
 pub(crate) struct Simd<const AVX2: bool, const AVX512: bool>;
 
 /// The SIMD kernel as the library was compiled: AVX2 permutes in a build for AVX2,

@@ -613,7 +613,7 @@ fn gather_rows<T: Real, K: MaskKernel>(
             };
             for (k, &len) in lens.iter().enumerate() {
                 let from = at + k * row;
-                // SAFETY: a kernel sets AVX2 only where the CPU has it.
+                // SAFETY: a kernel sets AVX2 and AVX512 only where the CPU has them.
                 unsafe { part.sort_gathered(from, len, row, ascending, K::AVX2, K::AVX512) };
                 if from != part.filled {
                     part.entries.copy_within(from..from + len, part.filled);
@@ -628,9 +628,9 @@ fn gather_rows<T: Real, K: MaskKernel>(
         part.reserve_entries(at + row, with_distances);
         // SAFETY: the ranges lie below the columns' point count (the grid's, or the packed
         // count), the columns are padded by LANES (the grid's `PointColumns`, or packed
-        // columns with LANES of room), so are the ids (`order` is padded by LANES past the
+        // columns with ROW_SLACK of room), so are the ids (`order` is padded by LANES past the
         // point count, see `Grid::build_points`), and the row holds every candidate plus
-        // LANES. Separate call sites on purpose: a helper that chooses between them costs
+        // ROW_SLACK; a kernel sets AVX2 and AVX512 only where the CPU has them. Separate call sites on purpose: a helper that chooses between them costs
         // ~4% more instructions per point (callgrind, 1,499 -> 1,564); it only changes the
         // code LLVM generates for the loop. Lists with distances gather sorted positions:
         // the packed identifiers, or the positions themselves.
@@ -670,7 +670,7 @@ fn gather_rows<T: Real, K: MaskKernel>(
                 sort_with_distances(list, dist, &mut part.sort_keys, &mut part.sort_distances);
             }
         } else {
-            // SAFETY: a kernel sets AVX2 only where the CPU has it.
+            // SAFETY: a kernel sets AVX2 and AVX512 only where the CPU has them.
             unsafe { part.sort_gathered(at, len, row, ascending, K::AVX2, K::AVX512) };
         }
         part.push_list(list_of(batch.slots[j]), len);
@@ -878,7 +878,8 @@ impl<T: Real> Grid<T> {
 
     avx512_build! {
         /// [`Grid::run_task`] compiled with AVX-512 enabled, with the AVX-512 kernel: the
-        /// `f32` gather and packing take 16 candidates per block (see `kernel::avx512`).
+        /// gather and packing take 16 `f32` or 8 `f64` candidates per block (see
+        /// `kernel::avx512`), and lists sort on 16-lane registers.
         ///
         /// # Safety
         /// [`avx512_detected`](crate::simd::avx512_detected) holds.

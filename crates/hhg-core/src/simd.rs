@@ -11,9 +11,10 @@
 //! features. A build for a CPU with AVX2 sets the flag everywhere and never dispatches.
 //!
 //! Where the CPU has AVX-512, the same passes run through a third build
-//! ([`avx512_build`]) whose `f32` gather and packing take 16 candidates per block and
-//! compress with `vpcompressd` (see `kernel::avx512`); a library compiled for AVX-512
-//! uses those loops everywhere, and one compiled for AVX2 only still switches to them.
+//! ([`avx512_build`]) whose gather and packing take 16 `f32` or 8 `f64` candidates per
+//! block and compress with `vpcompressd` (see `kernel::avx512`), and whose lists sort on
+//! 16-lane registers (`smallsort::wide16`); a library compiled for AVX-512 uses those
+//! loops everywhere, and one compiled for AVX2 only still switches to them.
 
 use wide::u32x8;
 
@@ -42,8 +43,8 @@ macro_rules! avx512_build {
 }
 pub(crate) use avx512_build;
 
-/// Which build of the list pass's loops runs a pass (see [`Grid::run_time_build`]
-/// (crate::Grid)).
+/// Which build of the list pass's loops runs a pass (see
+/// [`Grid::run_time_build`](crate::Grid::run_time_build)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Build {
     /// The loops as the library was compiled, with the pass's own kernel.

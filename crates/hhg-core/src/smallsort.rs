@@ -517,17 +517,22 @@ mod wide16 {
             let held = len.saturating_sub(WIDE * a).min(WIDE);
             ((1u32 << held) - 1) as __mmask16
         };
-        // SAFETY: the caller guarantees AVX-512 F and `len` entries; masked-off lanes are not
-        // accessed.
+        // SAFETY: the caller guarantees AVX-512 F and `len` entries. Registers that hold no
+        // entry are neither loaded nor stored (their address would lie past the row), and the
+        // masked-off lanes of the others are not accessed.
         unsafe {
             let base = row.as_mut_ptr();
             let mut v = [_mm512_set1_epi32(-1); R];
             for (a, value) in v.iter_mut().enumerate() {
-                *value = _mm512_mask_loadu_epi32(*value, lanes(a), base.add(WIDE * a).cast());
+                if WIDE * a < len {
+                    *value = _mm512_mask_loadu_epi32(*value, lanes(a), base.add(WIDE * a).cast());
+                }
             }
             bitonic(&mut v);
             for (a, value) in v.iter().enumerate() {
-                _mm512_mask_storeu_epi32(base.add(WIDE * a).cast(), lanes(a), *value);
+                if WIDE * a < len {
+                    _mm512_mask_storeu_epi32(base.add(WIDE * a).cast(), lanes(a), *value);
+                }
             }
         }
     }

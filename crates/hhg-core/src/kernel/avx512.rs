@@ -382,6 +382,13 @@ pub(crate) unsafe fn gather_many<W: Block, const IDS: bool, const N: usize>(
     }
     for (index, &(start, end)) in ranges.iter().enumerate() {
         let (start, end) = (start as usize, end as usize);
+        debug_assert!(
+            index == self_range
+                || itself
+                    .iter()
+                    .all(|&i| !(start..end).contains(&(i as usize))),
+            "a point to skip outside the self range"
+        );
         // The block (by its base) that holds each point to skip, the lanes it keeps, and the
         // blocks `masked_from..masked_to` that hold any: only those check.
         let mut skip: [(usize, u16); N] = [(usize::MAX, all); N];
