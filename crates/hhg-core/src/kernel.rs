@@ -431,20 +431,22 @@ impl<T: Real> PackedCandidates<T> {
     }
 }
 
-/// The bounding box of `points`.
+/// The bounding box of `points`, one axis at a time: the loop over the points with all three
+/// axes inside was vectorized into shuffles of the interleaved coordinates, ~6 % of the list
+/// pass in cell order (perf, 1M uniform, AVX-512 build).
 #[inline(always)]
 pub(crate) fn bounding_box<T: Real>(points: &[[T; 3]]) -> ([T; 3], [T; 3]) {
     let mut lo = points[0];
     let mut hi = points[0];
-    for p in &points[1..] {
-        for axis in 0..3 {
-            if p[axis] < lo[axis] {
-                lo[axis] = p[axis];
-            }
-            if p[axis] > hi[axis] {
-                hi[axis] = p[axis];
-            }
+    for axis in 0..3 {
+        let (mut low, mut high) = (lo[axis], hi[axis]);
+        for p in &points[1..] {
+            let v = p[axis];
+            low = if v < low { v } else { low };
+            high = if v > high { v } else { high };
         }
+        lo[axis] = low;
+        hi[axis] = high;
     }
     (lo, hi)
 }
