@@ -1,6 +1,6 @@
 //! Small parallel building blocks: disjoint writes through a shared slice, a prefix sum, a
-//! cache prefetch hint for the random accesses they make, and the growth rule of per-unit
-//! buffers.
+//! cache prefetch hint for the random accesses they make, the growth rule of per-unit
+//! buffers, and a copy that writes around the cache.
 
 use std::marker::PhantomData;
 
@@ -165,5 +165,96 @@ pub(crate) fn reserve_with_slack<V>(buffer: &mut Vec<V>, needed: usize) {
 pub(crate) fn keep_larger<V>(mine: &mut Vec<V>, theirs: Vec<V>) {
     if theirs.capacity() > mine.capacity() {
         *mine = theirs;
+    }
+}
+
+/// Copies `src` into `dst` (the same length) with non-temporal stores where the CPU has
+/// them (SSE2, on every x86_64): the lines go to memory without being read first and
+/// without evicting the cache, which pays for outputs far larger than the cache (the list
+/// pass for input in cell order: 1M uniform points, two threads, lists 40.1-42.0 -> 35.9-37.9
+/// ms on a Xeon). Ends with a store fence, so that the data is ordered before whatever the
+/// caller publishes next. Elsewhere, a plain copy.
+pub(crate) fn copy_streaming<T: bytemuck::Pod>(src: &[T], dst: &mut [std::mem::MaybeUninit<T>]) {
+    assert_eq!(
+        src.len(),
+        dst.len(),
+        "copy between slices of different lengths"
+    );
+    let bytes = std::mem::size_of_val(src);
+    let from = src.as_ptr().cast::<u8>();
+    let to = dst.as_mut_ptr().cast::<u8>();
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
+        // The bytes before the first 16-byte boundary of the destination, and after the last.
+        let head = to.align_offset(16).min(bytes);
+        let body = (bytes - head) / 64 * 64;
+        // SAFETY: `src` and `dst` are `bytes` long and do not overlap (one is borrowed
+        // mutably, the other shared); every access below stays inside `0..bytes`: the head
+        // and the tail by their lengths, the body in 64-byte steps below `head + body`, at
+        // 16-byte aligned destinations (`head` reaches the first boundary). SSE2 is part of
+        // every x86_64 CPU. `T: Pod`, so any bytes are a valid `T` in `dst`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(from, to, head);
+            let mut at = head;
+            while at < head + body {
+                for lane in 0..4 {
+                    let offset = at + 16 * lane;
+                    debug_assert_eq!(to.add(offset) as usize % 16, 0, "unaligned stream store");
+                    let value = _mm_loadu_si128(from.add(offset).cast::<__m128i>());
+                    _mm_stream_si128(to.add(offset).cast::<__m128i>(), value);
+                }
+                at += 64;
+            }
+            std::ptr::copy_nonoverlapping(from.add(at), to.add(at), bytes - at);
+            _mm_sfence();
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: as above: `bytes` long on both sides, no overlap, `T: Pod`.
+    unsafe {
+        std::ptr::copy_nonoverlapping(from, to, bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::mem::MaybeUninit;
+
+    use super::copy_streaming;
+
+    /// Every length and misalignment of the destination around the 16- and 64-byte steps
+    /// comes out equal to the source.
+    #[test]
+    fn streaming_copy_copies_every_length_and_offset() {
+        let source: Vec<u32> = (0..300u32).map(|v| v.wrapping_mul(2_654_435_761)).collect();
+        for offset in 0..8 {
+            for len in 0..=260 {
+                let mut target = vec![MaybeUninit::new(u32::MAX); offset + len + 8];
+                copy_streaming(&source[..len], &mut target[offset..offset + len]);
+                // SAFETY: every entry was initialized, by `vec!` or by the copy.
+                let copied: Vec<u32> = target.iter().map(|v| unsafe { v.assume_init() }).collect();
+                assert_eq!(
+                    copied[offset..offset + len],
+                    source[..len],
+                    "len {len}, offset {offset}"
+                );
+                assert!(
+                    copied[..offset].iter().all(|&v| v == u32::MAX),
+                    "wrote before"
+                );
+                assert!(
+                    copied[offset + len..].iter().all(|&v| v == u32::MAX),
+                    "wrote after"
+                );
+            }
+        }
+        let wide: Vec<f64> = (0..100).map(f64::from).collect();
+        let mut target = vec![MaybeUninit::new(0.0f64); 100];
+        copy_streaming(&wide, &mut target);
+        for (t, w) in target.iter().zip(&wide) {
+            // SAFETY: every entry was initialized.
+            assert_eq!(unsafe { t.assume_init() }, *w);
+        }
     }
 }
