@@ -28,8 +28,8 @@ pub(crate) trait MaskKernel {
     const AVX2: bool;
 
     /// Whether the kernel's gather and packing are the AVX-512 loops (16 `f32` or 8 `f64`
-    /// lanes; see `kernel::avx512`). A kernel that sets it runs only where the CPU has AVX-512 F, VL,
-    /// BW and DQ, and sets [`MaskKernel::AVX2`] too.
+    /// lanes; see `kernel::avx512`). A kernel that sets it runs only where the CPU has
+    /// AVX-512 F, VL, BW and DQ, and sets [`MaskKernel::AVX2`] too.
     const AVX512: bool;
 
     /// Whether passes with this kernel switch to a run-time build for a wider instruction
@@ -766,18 +766,19 @@ mod tests {
             let whole = [(0, count as u32)];
             let packed_ranges = &whole[..usize::from(count > 0)];
             let packed_self = if query { usize::MAX } else { 0 };
-            let expected_of = |k: usize| -> Vec<u32> {
+            // The candidates within `r` of point `k` but itself, as identifiers or positions.
+            let expected_of = |k: usize, as_ids: bool| -> Vec<u32> {
                 ranges
                     .iter()
                     .flat_map(|&(s, e)| s..e)
                     .filter(|&q| q != itself[k])
                     .filter(|&q| T::distance_squared(batch[k], points[q as usize]) <= r2)
-                    .map(|q| if with_ids { ids[q as usize] } else { q })
+                    .map(|q| if as_ids { ids[q as usize] } else { q })
                     .collect()
             };
             let skip_of = |k: usize| if query { u32::MAX } else { self_at + k as u32 };
             for (k, p) in batch.iter().enumerate() {
-                let expected = expected_of(k);
+                let expected = expected_of(k, with_ids);
                 // The next point of the batch shares the gather: two points to skip (two
                 // blocks, or two lanes of one).
                 let next = (k + 1) % batch.len();
@@ -801,7 +802,7 @@ mod tests {
                 let second = count + ROW_SLACK;
                 assert_eq!(
                     rows[second..second + next_len],
-                    expected_of(next)[..],
+                    expected_of(next, with_ids)[..],
                     "round {round} ({form:?}): point {next} of the batch beside {k}"
                 );
                 let total: usize = ranges.iter().map(|&(s, e)| (e - s) as usize).sum();
@@ -822,16 +823,9 @@ mod tests {
                         &mut direct,
                     )
                 };
-                let expected_ids: Vec<u32> = ranges
-                    .iter()
-                    .flat_map(|&(s, e)| s..e)
-                    .filter(|&q| q != itself[k])
-                    .filter(|&q| T::distance_squared(*p, points[q as usize]) <= r2)
-                    .map(|q| ids[q as usize])
-                    .collect();
                 assert_eq!(
                     direct[..direct_len],
-                    expected_ids[..],
+                    expected_of(k, true)[..],
                     "round {round} ({form:?}): point {k} over the ranges {ranges:?}"
                 );
                 assert_eq!(

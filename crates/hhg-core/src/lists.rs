@@ -628,10 +628,11 @@ fn gather_rows<T: Real, K: MaskKernel>(
         part.reserve_entries(at + row, with_distances);
         // SAFETY: the ranges lie below the columns' point count (the grid's, or the packed
         // count), the columns are padded by LANES (the grid's `PointColumns`, or packed
-        // columns with ROW_SLACK of room), so are the ids (`order` is padded by LANES past the
-        // point count, see `Grid::build_points`), and the row holds every candidate plus
-        // ROW_SLACK; a kernel sets AVX2 and AVX512 only where the CPU has them. Separate call sites on purpose: a helper that chooses between them costs
-        // ~4% more instructions per point (callgrind, 1,499 -> 1,564); it only changes the
+        // columns with ROW_SLACK of room), so are the ids (`order` is padded by LANES past
+        // the point count, see `Grid::build_points`), the row holds every candidate plus
+        // ROW_SLACK, and a kernel sets AVX2 and AVX512 only where the CPU has them.
+        // Separate call sites on purpose: a helper that chooses between them costs ~4% more
+        // instructions per point (callgrind, 1,499 -> 1,564); it only changes the
         // code LLVM generates for the loop. Lists with distances gather sorted positions:
         // the packed identifiers, or the positions themselves.
         let len = unsafe {
@@ -745,12 +746,13 @@ fn insertion_sort_with_distances<T: Copy>(list: &mut [u32], distances: &mut [T])
 
 /// One task of a pass that runs the SIMD kernels: a work unit of a list pass ([`UnitTask`])
 /// or of the pairs ([`crate::pairs`]), or a range of searchers ([`SearcherTask`]).
-/// [`Grid::run_task`] runs it with the kernel as compiled or in the run-time AVX2 build.
+/// [`Grid::run_task`] runs it with the kernel as compiled or in a run-time AVX2 or AVX-512
+/// build.
 pub(crate) trait KernelTask<T: Real> {
     /// What the task fills.
     type Part;
 
-    /// Runs the task into `part` with kernel `K`. Inlined into the run-time AVX2 build
+    /// Runs the task into `part` with kernel `K`. Inlined into the run-time builds
     /// ([`Grid::run_task`]), so no closure may lie on the way to the kernels: a closure is
     /// compiled as a function of its own, without that build's target features.
     fn run<K: MaskKernel>(&self, grid: &Grid<T>, part: &mut Self::Part, with_distances: bool);

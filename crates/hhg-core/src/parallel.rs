@@ -211,10 +211,7 @@ pub(crate) fn copy_streaming<T: bytemuck::Pod>(src: &[T], dst: &mut [std::mem::M
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    // SAFETY: as above: `bytes` long on both sides, no overlap, `T: Pod`.
-    unsafe {
-        std::ptr::copy_nonoverlapping(from, to, bytes);
-    }
+    dst.write_copy_of_slice(src);
 }
 
 #[cfg(test)]

@@ -344,14 +344,15 @@ pub(crate) unsafe fn sort_padded(
     avx2: bool,
     avx512: bool,
 ) {
+    debug_assert!(len <= row.len(), "the list is longer than its row");
     #[cfg(target_arch = "x86_64")]
-    if avx512 && (9..=NETWORK_MAX).contains(&len) && row.len() >= len {
+    if avx512 && (9..=NETWORK_MAX).contains(&len) {
         if COMPILED_FOR_AVX512 {
             // SAFETY: the caller guarantees AVX-512; the row holds the list.
-            unsafe { wide16::sort_padded(row, len) };
+            unsafe { wide16::sort(row, len) };
         } else {
             // SAFETY: as above.
-            unsafe { sort_padded_avx512(row, len) };
+            unsafe { sort_wide16_avx512(row, len) };
         }
         return;
     }
@@ -379,13 +380,13 @@ avx2_build! {
 
 #[cfg(target_arch = "x86_64")]
 avx512_build! {
-    /// [`wide16::sort_padded`] compiled with AVX-512 enabled (see `simd`).
+    /// [`wide16::sort`] compiled with AVX-512 enabled (see `simd`).
     ///
     /// # Safety
-    /// As for [`wide16::sort_padded`].
-    unsafe fn sort_padded_avx512(row: &mut [u32], len: usize) {
+    /// As for [`wide16::sort`].
+    unsafe fn sort_wide16_avx512(row: &mut [u32], len: usize) {
         // SAFETY: the caller's contract.
-        unsafe { wide16::sort_padded(row, len) }
+        unsafe { wide16::sort(row, len) }
     }
 }
 
@@ -542,7 +543,7 @@ mod wide16 {
     /// # Safety
     /// The CPU has AVX-512 F, `9 <= len <= 128`, and `row` holds `len` entries.
     #[inline(always)]
-    pub(super) unsafe fn sort_padded(row: &mut [u32], len: usize) {
+    pub(super) unsafe fn sort(row: &mut [u32], len: usize) {
         debug_assert!(
             (9..=super::NETWORK_MAX).contains(&len),
             "no 16-lane network for {len} entries"

@@ -7,8 +7,8 @@
 //! order; each publishes its unit's total to a [`Sequencer`], which fixes the start of every
 //! unit whose predecessors have all reported. A unit whose start is not known yet stays
 //! pending in its buffer and goes out at its worker's next flush (after its next unit), or,
-//! for the last few, before its worker leaves the pass. The general pass instead keeps every unit's
-//! lists until all are gathered and copies them from memory (~160 MB at 1M points).
+//! for the last few, before its worker leaves the pass. The general pass instead keeps every
+//! unit's lists until all are gathered and copies them from memory (~160 MB at 1M points).
 //!
 //! Unit `u` gathers into buffer slot `u % slots`, [`SLOTS_PER_WORKER`] slots a worker, and
 //! waits (placing its own pending units meanwhile) while unit `u - slots` still holds it.
@@ -181,19 +181,10 @@ impl<T: Real> Destination<'_, T> {
     /// output. Builds with debug assertions (the tests) also stream every other unit of a
     /// small output, so that both copies run in the tests.
     fn copy_out<V: bytemuck::Pod>(&self, first: usize, from: &[V], to: &mut [MaybeUninit<V>]) {
-        assert_eq!(from.len(), to.len(), "a unit's place differs from its size");
         if self.streaming || (cfg!(debug_assertions) && first % 2 == 1) {
             copy_streaming(from, to);
         } else {
-            // SAFETY: both are `from.len()` long (checked above), `V` is plain data, and the
-            // two do not overlap (one is the unit's own buffer).
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    from.as_ptr(),
-                    to.as_mut_ptr().cast::<V>(),
-                    from.len(),
-                )
-            };
+            to.write_copy_of_slice(from);
         }
     }
 
