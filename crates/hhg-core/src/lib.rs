@@ -46,7 +46,9 @@ mod sort;
 
 pub use columns::{Column, MAX_POINTS, PointColumns, check_count};
 pub use error::Error;
-pub use geometry::{Bounds, CELL_MARGIN, CellTable, Kernel, MAX_SPAN_CELLS, Points, bounds};
+pub use geometry::{
+    Bounds, CELL_MARGIN, CellTable, Kernel, MAX_SPAN_CELLS, Points, bounds, floor_small,
+};
 pub use grid::{Grid, RunTimeDispatch, check_radius};
 #[cfg(debug_assertions)]
 #[doc(hidden)]

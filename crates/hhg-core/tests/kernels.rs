@@ -1,6 +1,6 @@
 //! The SIMD kernels against their scalar references, value for value: cell keys and distance masks.
 
-use hhg_core::{Grid, Kernel, Points};
+use hhg_core::{Grid, Kernel, Points, floor_small};
 use hhg_testkit::{SplitMix64, TestReal, to_real, uniform_box};
 
 /// Cell keys of the `wide` kernel equal the scalar kernel's for points inside the set's box,
@@ -29,6 +29,19 @@ fn keys_match<T: TestReal>() {
                 table.origin[2] - cell * (k % 11) as f64,
             ]);
         }
+        // Half cells (where rounding to the nearest integer ties) and the values just
+        // below and above whole cells, on both sides of the origin.
+        for k in -40..40 {
+            let cell = table.cell;
+            let half = table.origin[0] + cell * (f64::from(k) + 0.5);
+            let border = table.origin[1] + cell * f64::from(k);
+            probes.push([half, border, table.origin[2] + cell * 0.5 * f64::from(k)]);
+            probes.push([
+                half,
+                border.next_down(),
+                (table.origin[2] + cell * f64::from(k)).next_up(),
+            ]);
+        }
         probes.extend(uniform_box(&mut rng, 500, [-1e9; 3], [1e9; 3]));
         let probes = to_real::<T>(&probes);
         let (mut simd, mut scalar) = (Vec::new(), Vec::new());
@@ -47,6 +60,35 @@ fn keys_match<T: TestReal>() {
                 (*a as usize) < table.buckets(),
                 "{scene}: key {a} out of the table"
             );
+        }
+    }
+}
+
+/// The SSE2 floor of the key kernels equals `f64::floor` on integers, the values just
+/// beside them, half-integers (where rounding to the nearest ties), both signs, and values
+/// up to the cell range's limit.
+#[test]
+fn floor_small_equals_floor() {
+    let mut rng = SplitMix64::new(13);
+    let mut values = Vec::new();
+    for k in -1000..1000 {
+        let v = f64::from(k);
+        values.extend([v, v.next_up(), v.next_down(), v + 0.5, v - 0.25, v + 0.75]);
+    }
+    for scale in [1.0, 1e3, 1e6, 1e9, 2.0f64.powi(31), 2.0f64.powi(50)] {
+        values.extend((0..1000).map(|_| rng.range(-scale, scale)));
+    }
+    for quad in values.chunks_exact(4) {
+        let quad: [f64; 4] = quad.try_into().unwrap();
+        let floored = floor_small(wide::f64x4::new(quad)).to_array();
+        for (v, bits) in quad.iter().zip(floored) {
+            let expected = v.floor() as i64;
+            // The low 51 bits carry the floor in two's complement.
+            let low = (bits << 13) >> 13;
+            assert_eq!(low, expected, "floor of {v}");
+            if expected.abs() < 1 << 31 {
+                assert_eq!(bits as i32, expected as i32, "low 32 bits of the floor of {v}");
+            }
         }
     }
 }

@@ -7,7 +7,7 @@
 //! cell is `(ix * p1) ^ (iy * p2) ^ (iz * p3)` with wrapping 32-bit multiplies, and its bucket
 //! is that hash masked with `n - 1` for a table of `n` buckets, `n` a power of two.
 
-use hhg_core::{CellTable, Error, Kernel, LANES, Points, Real};
+use hhg_core::{CellTable, Error, Kernel, LANES, Points, Real, floor_small};
 use rayon::prelude::*;
 use wide::{f64x4, i32x8, u32x8};
 
@@ -194,8 +194,9 @@ fn cells8_simd<T: Real>(
         for half in 0..2 {
             let quad: &[T; 4] = lanes[axis][half * 4..half * 4 + 4].try_into().unwrap();
             let scaled = (T::widen4(quad) - origin) * inv;
-            let floored = scaled.max(low).min(high).floor().to_array();
+            let floored = floor_small(scaled.max(low).min(high)).to_array();
             for k in 0..4 {
+                // The low 32 bits of a lane are its floor as an `i32`.
                 cells[half * 4 + k] = floored[k] as i32;
             }
         }
