@@ -159,18 +159,38 @@ pub fn bounds<T: Real>(points: Points<'_, T>) -> Result<Option<Bounds>, Error> {
     let (min, max, finite) = (0..n.div_ceil(HASH_CHUNK))
         .into_par_iter()
         .map(|chunk| {
-            let (mut min, mut max, mut finite) = identity();
-            for i in chunk * HASH_CHUNK..((chunk + 1) * HASH_CHUNK).min(n) {
-                let p = points.get(i);
-                for axis in 0..3 {
-                    let v = p[axis];
-                    finite &= v.is_finite();
-                    let v = v.to_f64();
-                    min[axis] = min[axis].min(v);
-                    max[axis] = max[axis].max(v);
+            let range = chunk * HASH_CHUNK..((chunk + 1) * HASH_CHUNK).min(n);
+            match points {
+                Points::Aos(p) => {
+                    // Flat, lane `k` of a block of 24 values holds axis `k % 3`.
+                    let flat: &[T] = bytemuck::cast_slice(&p[range]);
+                    let lanes = fold_lanes::<T, 24>(flat, 3);
+                    let axis = |a: usize| {
+                        let of_axis = (a..24).step_by(3);
+                        let min = of_axis.clone().map(|k| lanes.min[k].to_f64());
+                        let max = of_axis.map(|k| lanes.max[k].to_f64());
+                        (
+                            min.fold(f64::INFINITY, f64::min),
+                            max.fold(f64::NEG_INFINITY, f64::max),
+                        )
+                    };
+                    let [x, y, z] = [0, 1, 2].map(axis);
+                    ([x.0, y.0, z.0], [x.1, y.1, z.1], lanes.finite)
+                }
+                Points::Soa(x, y, z) => {
+                    let [x, y, z] = [x, y, z].map(|column| {
+                        let lanes = fold_lanes::<T, 16>(&column[range.clone()], 1);
+                        let min = lanes.min.iter().map(|v| v.to_f64());
+                        let max = lanes.max.iter().map(|v| v.to_f64());
+                        (
+                            min.fold(f64::INFINITY, f64::min),
+                            max.fold(f64::NEG_INFINITY, f64::max),
+                            lanes.finite,
+                        )
+                    });
+                    ([x.0, y.0, z.0], [x.1, y.1, z.1], x.2 && y.2 && z.2)
                 }
             }
-            (min, max, finite)
         })
         .reduce(identity, |a, b| {
             (
@@ -183,6 +203,50 @@ pub fn bounds<T: Real>(points: Points<'_, T>) -> Result<Option<Bounds>, Error> {
         return Err(first_non_finite(points).expect("a non-finite coordinate was seen"));
     }
     Ok(Some(Bounds { min, max }))
+}
+
+/// Lane-wise extremes of a run of values, and whether all of them were finite.
+struct Lanes<T, const W: usize> {
+    min: [T; W],
+    max: [T; W],
+    finite: bool,
+}
+
+/// Folds `values` (at least one) into `W` lanes: value `k` goes to lane `k % W`. `W` is a
+/// multiple of `period`, the number of axes interleaved in `values`, so every lane holds
+/// values of one axis (`lane % period`); lanes that no value reached start from the first
+/// value of their axis. The loop is a plain compare-and-select per lane, which the compiler
+/// turns into vector minima and maxima (with `wide`'s one point at a time, the box of 1M
+/// points took 1.3 ms, and 3.5 ms right after a list pass).
+#[inline(always)]
+fn fold_lanes<T: Real, const W: usize>(values: &[T], period: usize) -> Lanes<T, W> {
+    debug_assert!(values.len() >= period && W.is_multiple_of(period));
+    let mut min: [T; W] = std::array::from_fn(|k| values[k % period]);
+    let mut max = min;
+    // `v - v` is zero for finite values and NaN for NaN and infinities; a NaN stays NaN
+    // through the sums. (`v * 0` would do the same; the build measured 0.4 ms slower with it
+    // at 1M points, by its effect on the code around it.)
+    let mut nan = [T::default(); W];
+    #[allow(clippy::eq_op, reason = "v - v is the finiteness test, not a zero")]
+    let mut fold = |lane: usize, v: T| {
+        min[lane] = if v < min[lane] { v } else { min[lane] };
+        max[lane] = if v > max[lane] { v } else { max[lane] };
+        nan[lane] = nan[lane] + (v - v);
+    };
+    let mut blocks = values.chunks_exact(W);
+    for block in &mut blocks {
+        for (lane, &v) in block.iter().enumerate() {
+            fold(lane, v);
+        }
+    }
+    for (lane, &v) in blocks.remainder().iter().enumerate() {
+        fold(lane, v);
+    }
+    Lanes {
+        min,
+        max,
+        finite: nan.iter().all(|v| v.is_finite()),
+    }
 }
 
 /// The first NaN or infinite coordinate, as an error.

@@ -1456,6 +1456,24 @@ fn bounds_and_point_columns() {
             hhg_core::bounds(Points::Soa(&x, &y, &z)).unwrap(),
             Some(bounds)
         );
+        // A NaN or infinity anywhere (a block's lanes, a chunk's tail, a later chunk) is
+        // seen, and the first one is named.
+        for index in [n - 1, n / 2, n / 3 + 1] {
+            for (axis, bad) in [(0, f32::NAN), (1, f32::INFINITY), (2, f32::NEG_INFINITY)] {
+                let mut broken = points.clone();
+                broken[index][axis] = bad;
+                let (x, y, z) = split(&broken);
+                for result in [
+                    hhg_core::bounds(Points::Aos(&broken)),
+                    hhg_core::bounds(Points::Soa(&x, &y, &z)),
+                ] {
+                    assert!(
+                        matches!(result, Err(hhg_core::Error::NonFiniteCoordinate { index: i, axis: a, .. }) if i == index && a == axis),
+                        "n = {n}, {bad} at ({index}, {axis}): {result:?}"
+                    );
+                }
+            }
+        }
 
         let mut columns = PointColumns::default();
         columns.assign_aos(&points).unwrap();
