@@ -87,7 +87,10 @@ fn floor_small_equals_floor() {
             let low = (bits << 13) >> 13;
             assert_eq!(low, expected, "floor of {v}");
             if expected.abs() < 1 << 31 {
-                assert_eq!(bits as i32, expected as i32, "low 32 bits of the floor of {v}");
+                assert_eq!(
+                    bits as i32, expected as i32,
+                    "low 32 bits of the floor of {v}"
+                );
             }
         }
     }
