@@ -443,11 +443,10 @@ impl CellTable {
     /// Buckets of points `start..start + 8`, 8 lanes at a time: subtract the origin, multiply
     /// by the inverse cell size, clamp, floor, mask with `dim - 1` per axis, combine.
     #[inline]
-    fn keys8_simd<T: Real>(&self, points: Points<'_, T>, start: usize) -> [u32; 8] {
+    fn keys8_simd<T: Real>(&self, lanes: &[[T; LANES]; 3]) -> [u32; 8] {
         let mut keys = [i64x4::ZERO; 2];
         let mut offset = 0u32;
-        for axis in 0..3 {
-            let lanes = points.lanes(axis, start);
+        for (axis, lanes) in lanes.iter().enumerate() {
             let origin = f64x4::splat(self.origin[axis]);
             let inv = f64x4::splat(self.inv_cell);
             let low = f64x4::splat(-2.0);
@@ -473,20 +472,69 @@ impl CellTable {
 
     /// Computes the bucket of every point into `keys` (in parallel).
     pub fn keys<T: Real>(&self, points: Points<'_, T>, kernel: Kernel, keys: &mut Vec<u32>) {
+        self.keys_and_columns(points, kernel, keys, None);
+    }
+
+    /// Computes the bucket of every point into `keys` and, given `columns` (each as long as
+    /// `points`), copies the points into them on the way, from the same loads: for input
+    /// already in cell order these are the sorted columns, and the build needs no second
+    /// read of its input.
+    pub(crate) fn keys_and_columns<T: Real>(
+        &self,
+        points: Points<'_, T>,
+        kernel: Kernel,
+        keys: &mut Vec<u32>,
+        columns: Option<[&mut [T]; 3]>,
+    ) {
         let n = points.len();
         keys.resize(n, 0);
-        keys.par_chunks_mut(HASH_CHUNK)
-            .enumerate()
-            .for_each(|(chunk, out)| {
-                let base = chunk * HASH_CHUNK;
-                for (block, out) in out.chunks_mut(LANES).enumerate() {
-                    let start = base + block * LANES;
-                    let lanes = match kernel {
-                        Kernel::Simd => self.keys8_simd(points, start),
-                        Kernel::Scalar => self.keys8_scalar(points, start),
-                    };
-                    out.copy_from_slice(&lanes[..out.len()]);
-                }
-            });
+        let hash_chunk = |chunk: usize, out: &mut [u32], mut columns: Option<[&mut [T]; 3]>| {
+            let base = chunk * HASH_CHUNK;
+            for (block, out) in out.chunks_mut(LANES).enumerate() {
+                let start = base + block * LANES;
+                let len = out.len();
+                let lanes = match kernel {
+                    Kernel::Simd => {
+                        let lanes = [0, 1, 2].map(|axis| points.lanes(axis, start));
+                        if let Some(columns) = &mut columns {
+                            for (column, lanes) in columns.iter_mut().zip(&lanes) {
+                                let at = block * LANES;
+                                column[at..at + len].copy_from_slice(&lanes[..len]);
+                            }
+                        }
+                        self.keys8_simd(&lanes)
+                    }
+                    Kernel::Scalar => {
+                        if let Some(columns) = &mut columns {
+                            for k in 0..len {
+                                let p = points.get(start + k);
+                                for axis in 0..3 {
+                                    columns[axis][block * LANES + k] = p[axis];
+                                }
+                            }
+                        }
+                        self.keys8_scalar(points, start)
+                    }
+                };
+                out.copy_from_slice(&lanes[..len]);
+            }
+        };
+        match columns {
+            Some([x, y, z]) => {
+                debug_assert!(x.len() == n && y.len() == n && z.len() == n);
+                keys.par_chunks_mut(HASH_CHUNK)
+                    .zip(x.par_chunks_mut(HASH_CHUNK))
+                    .zip(y.par_chunks_mut(HASH_CHUNK))
+                    .zip(z.par_chunks_mut(HASH_CHUNK))
+                    .enumerate()
+                    .for_each(|(chunk, (((out, x), y), z))| {
+                        hash_chunk(chunk, out, Some([x, y, z]))
+                    });
+            }
+            None => keys
+                .par_chunks_mut(HASH_CHUNK)
+                .enumerate()
+                .for_each(|(chunk, out)| hash_chunk(chunk, out, None)),
+        }
     }
 }

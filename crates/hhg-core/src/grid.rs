@@ -89,6 +89,10 @@ pub struct Grid<T: Real> {
     /// Whether `order` is the identity: the caller gave the points in cell order (the steady
     /// state of a solver that reorders its particles), so sorted positions are caller indices.
     pub(crate) in_cell_order: bool,
+    /// Whether the caller's points of the last build came in cell order by themselves (not
+    /// through [`Grid::adopt_cell_order`]): then the next build copies the points into the
+    /// columns while it hashes them, expecting them in cell order again.
+    given_in_cell_order: bool,
     /// The order before the last [`Grid::adopt_cell_order`], kept for the caller (and as a
     /// buffer for the next call).
     adopted_from: Vec<u32>,
@@ -140,6 +144,7 @@ impl<T: Real> Grid<T> {
             sorted: PointColumns::default(),
             order: Vec::new(),
             in_cell_order: false,
+            given_in_cell_order: false,
             adopted_from: Vec::new(),
             run_time_dispatch: RunTimeDispatch::Widest,
             starts: Vec::new(),
@@ -261,7 +266,16 @@ impl<T: Real> Grid<T> {
             return Ok(());
         };
         let table = CellTable::choose(&bounds, n, self.radius.to_f64(), points)?;
-        table.keys(points, self.kernel, &mut self.keys);
+        // Points that came in cell order at the last build most likely do again (a caller
+        // that sorts its points before each build): the key pass then copies them into the
+        // columns as it reads them, which are the sorted columns if the keys ascend, and
+        // the gather below, a second read of the input, is skipped. Otherwise the gather
+        // overwrites them. (After `adopt_cell_order` the points move before the next build,
+        // and some cross cells: no copy is made then.)
+        let speculate = self.given_in_cell_order;
+        self.sorted.set_len(n);
+        let columns = speculate.then(|| self.sorted.columns_mut());
+        table.keys_and_columns(points, self.kernel, &mut self.keys, columns);
         self.in_cell_order = counting_sort(
             &self.keys,
             table.buckets(),
@@ -269,9 +283,21 @@ impl<T: Real> Grid<T> {
             &mut self.order,
             &mut self.sort_scratch,
         );
+        self.given_in_cell_order = self.in_cell_order;
         // Padding lets the gather kernel load 8 caller indices at any sorted position.
         self.order.resize(n + LANES, 0);
-        self.sorted.set_len(n);
+        if !(speculate && self.in_cell_order) {
+            self.gather_columns(points);
+        }
+        self.table = Some(table);
+        self.bounds = Some(bounds);
+        self.cut_units();
+        Ok(())
+    }
+
+    /// Copies the caller's points into the sorted columns, in the order of the sort.
+    fn gather_columns(&mut self, points: Points<'_, T>) {
+        let n = points.len();
         let order = &self.order[..n];
         let [x, y, z] = self.sorted.columns_mut();
         x.par_chunks_mut(COPY_CHUNK)
@@ -293,10 +319,6 @@ impl<T: Real> Grid<T> {
                     z[k] = p[2];
                 }
             });
-        self.table = Some(table);
-        self.bounds = Some(bounds);
-        self.cut_units();
-        Ok(())
     }
 
     /// Empties the grid, keeping its buffers.
@@ -306,6 +328,7 @@ impl<T: Real> Grid<T> {
         self.sorted.set_len(0);
         self.order.clear();
         self.in_cell_order = false;
+        self.given_in_cell_order = false;
         self.starts.clear();
         self.units.clear();
     }

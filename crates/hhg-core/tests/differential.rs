@@ -1010,6 +1010,9 @@ fn large_set_sampled_oracle<T: TestReal>() {
 /// sizes span more units than a pass on 1 or 2 threads has buffer slots, so units wait for
 /// their slot, also while the output grows; their lists are checked against the general
 /// pass (itself checked against the oracle above) instead of the oracle, to keep it quick.
+/// Each scene is built a second time in cell order, so the build copies the points into its
+/// columns while it hashes them, then in random order, where that copy must be replaced;
+/// every third scene by the scalar kernel.
 fn lists_in_cell_order_reuse_buffers<T: TestReal>() {
     let mut rng = SplitMix64::new(173);
     let radius = T::from_f64(1.0);
@@ -1061,6 +1064,12 @@ fn lists_in_cell_order_reuse_buffers<T: TestReal>() {
                 ordered.len()
             );
             in_pool(threads, || {
+                // Every third scene hashes (and copies the columns) by the scalar kernel.
+                grid.set_kernel(if k % 3 == 2 {
+                    Kernel::Scalar
+                } else {
+                    Kernel::Simd
+                });
                 grid.build(ordered).unwrap();
                 assert!(
                     grid.order()
@@ -1080,11 +1089,31 @@ fn lists_in_cell_order_reuse_buffers<T: TestReal>() {
                     );
                 }
                 check_lists(&what, &lists, expected);
-                // Twice in a row: now every unit finds its room.
+                // Built again from points in cell order (the same, moved by 0.5 on every
+                // axis, exactly), the build copies them into its columns while it hashes
+                // them; and now every unit finds its room.
+                let half = T::from_f64(0.5);
+                let moved: Vec<[T; 3]> = ordered.iter().map(|p| p.map(|v| v + half)).collect();
+                grid.build(&moved).unwrap();
+                assert!(grid.in_cell_order(), "{what}: not in cell order when moved");
+                let columns = grid.sorted_points();
+                assert!(
+                    (0..moved.len()).all(|k| columns.point(k) == moved[k]),
+                    "{what}: columns copied while hashing differ from the points"
+                );
                 grid.neighbor_lists(&mut lists);
                 check_lists(&format!("{what}, again"), &lists, expected);
-                // The same points in random order go through the general pass.
+                // The same points in random order go through the general pass; the columns
+                // copied while hashing them are replaced by the sorted ones.
                 grid.build(random).unwrap();
+                let columns = grid.sorted_points();
+                assert!(
+                    grid.order()
+                        .iter()
+                        .enumerate()
+                        .all(|(k, &i)| columns.point(k) == random[i as usize]),
+                    "{what}: the columns of random input are not in cell order"
+                );
                 let mut shuffled = NeighborLists::default();
                 grid.neighbor_lists(&mut shuffled);
                 grid.neighbor_lists(&mut lists);
