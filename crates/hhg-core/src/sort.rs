@@ -69,7 +69,7 @@ pub fn counting_sort(
         order.clear();
         return true;
     }
-    if n > 0 && keys.par_windows(2).all(|pair| pair[0] <= pair[1]) {
+    if n > 0 && keys_ascend(keys) {
         identity_sort(keys, buckets, starts, order);
         return true;
     }
@@ -285,11 +285,33 @@ pub(crate) fn fill_identity(order: &mut [u32]) {
         });
 }
 
+/// Tells whether the keys ascend: blocks in parallel, each checked without a branch per
+/// key (so that it vectorizes) and against the last key of the block before it. A
+/// `par_windows(2).all` took 0.7-0.8 ms for 1M keys, a rayon item per key.
+fn keys_ascend(keys: &[u32]) -> bool {
+    keys.par_chunks(CURSOR_BLOCK)
+        .enumerate()
+        .all(|(block, chunk)| {
+            let start = block * CURSOR_BLOCK;
+            let joined = start == 0 || keys[start - 1] <= chunk[0];
+            joined
+                && chunk
+                    .windows(2)
+                    .fold(true, |ascend, pair| ascend & (pair[0] <= pair[1]))
+        })
+}
+
 /// The counting sort of keys that already ascend (points given in cell order, the steady
 /// state of a solver that reorders its particles): the order is the identity, and bucket
 /// `b` starts at the first position whose key reaches `b`. No histogram, no scatter: at 1M
 /// points in a hashed table of 2M buckets this is a few reads and writes of each array
 /// instead of four passes over a histogram per thread.
+///
+/// The starts are written in parallel blocks of buckets: each block finds its first key by
+/// a binary search, then fills the run of buckets up to each next key at once. (Blocks of
+/// positions, each writing the buckets its keys pass over, left the long runs of empty
+/// buckets between clusters to single tasks one write at a time: 2.8 ms for 1M points in
+/// 2M buckets.)
 fn identity_sort(keys: &[u32], buckets: usize, starts: &mut Vec<u32>, order: &mut Vec<u32>) {
     let n = keys.len();
     debug_assert!(n > 0 && keys.windows(2).all(|pair| pair[0] <= pair[1]));
@@ -301,30 +323,35 @@ fn identity_sort(keys: &[u32], buckets: usize, starts: &mut Vec<u32>, order: &mu
     order.resize(n, 0);
     fill_identity(order);
     starts.resize(buckets + 1, 0);
-    let last = keys[n - 1] as usize;
-    // The buckets after the last key start (empty) at the end.
-    starts[last + 1..]
-        .par_iter_mut()
-        .for_each(|start| *start = n as u32);
-    let shared = DisjointSlice::new(&mut starts[..=last]);
-    (0..n)
-        .into_par_iter()
-        .with_min_len(CURSOR_BLOCK)
-        .for_each(|k| {
-            // Position k starts every bucket its key passes over: those after the previous key
-            // (all from 0 for the first) up to its own.
-            let from = if k == 0 { 0 } else { keys[k - 1] as usize + 1 };
-            for bucket in from..=keys[k] as usize {
-                // SAFETY: the keys ascend, so the ranges `from..=keys[k]` of distinct
-                // positions are disjoint, and every bucket up to `last` lies in one of them.
-                unsafe { shared.write(bucket, k as u32) };
+    starts
+        .par_chunks_mut(CURSOR_BLOCK)
+        .enumerate()
+        .for_each(|(block, out)| {
+            let first = block * CURSOR_BLOCK;
+            // The first position whose key reaches the block's first bucket.
+            let mut k = keys.partition_point(|&key| (key as usize) < first);
+            let mut i = 0;
+            while i < out.len() {
+                let bucket = first + i;
+                while k < n && (keys[k] as usize) < bucket {
+                    k += 1;
+                }
+                // Buckets `bucket..=keys[k]` all start at `k` (past the last key, every
+                // bucket starts at `n`).
+                let run_end = if k < n {
+                    (keys[k] as usize + 1 - first).min(out.len())
+                } else {
+                    out.len()
+                };
+                out[i..run_end].fill(k as u32);
+                i = run_end;
             }
         });
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{GROUPED_MIN_BUCKETS, SortScratch, counting_sort};
+    use super::{CURSOR_BLOCK, GROUPED_MIN_BUCKETS, SortScratch, counting_sort};
 
     /// The stable order and bucket starts, the slow and obvious way.
     fn reference(keys: &[u32], buckets: usize) -> (Vec<u32>, Vec<u32>) {
@@ -372,7 +399,12 @@ mod tests {
             let mut ascending = random.clone();
             ascending.sort_unstable();
             let same = vec![(buckets / 2) as u32; n];
-            for keys in [&random, &ascending, &same] {
+            // Ascending but for one pair across a block border of the ascending check.
+            let mut broken = ascending.clone();
+            if n > CURSOR_BLOCK && broken[CURSOR_BLOCK - 1] != broken[CURSOR_BLOCK] {
+                broken.swap(CURSOR_BLOCK - 1, CURSOR_BLOCK);
+            }
+            for keys in [&random, &ascending, &same, &broken] {
                 let (order_want, starts_want) = reference(keys, buckets);
                 for threads in [1, 4] {
                     let pool = rayon::ThreadPoolBuilder::new()
