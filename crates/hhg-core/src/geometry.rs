@@ -18,21 +18,24 @@ pub const CELL_MARGIN: f64 = 1e-5;
 /// The largest span, in cells, the points may cover along one axis (Schornbaum §3.2).
 pub const MAX_SPAN_CELLS: f64 = (1u64 << 30) as f64;
 
-/// `2^52 + 2^51`: the sum of this and an integer-valued `f64` of magnitude below `2^51`
-/// keeps the exponent of `2^52`, so its low mantissa bits are the integer in two's
-/// complement (the integer keys of at most `MAX_SPAN_CELLS + 3` cells per axis qualify).
+/// `2^52 + 2^51`: the sum of this and an `f64` of magnitude below `2^51` is that value
+/// rounded to an integer, and keeps the exponent of `2^52` (or reaches `2^53` exactly), so
+/// its low mantissa bits are the integer in two's complement (the cell coordinates of at
+/// most `MAX_SPAN_CELLS + 3` cells per axis qualify). See [`floor_small`].
 const INT_MAGIC: f64 = 6_755_399_441_055_744.0;
 
 /// The floors of four values of magnitude below `2^51` (such as clamped cell
-/// coordinates), each in the low bits of its lane in two's complement: a lane's low 32 bits
-/// are the floor as an `i32`, and the lane masked with `dim - 1` is the floor modulo a
+/// coordinates), each as the low 51 bits of its lane: the floor modulo `2^51` (two's
+/// complement for floors of magnitude below `2^50`). So a lane's low 32 bits are the floor
+/// as an `i32` when it fits one, and the lane masked with `dim - 1` is the floor modulo a
 /// power-of-two `dim`. The high bits are not a sign extension.
 ///
 /// Adding `2^52 + 2^51` rounds a value to the nearest integer and leaves that integer in
-/// the low bits of the sum, one vector add where a conversion to `i64` takes four scalar
+/// the low bits of the sum, a few vector operations where a conversion to `i64` takes four scalar
 /// ones on AVX2; where the rounding went up, one less is the floor. This needs SSE2 alone:
 /// `wide`'s `floor` calls the C library lane by lane below SSE4.1 (the keys of 1M points
 /// took 5 ms there instead of 1.3 ms with `-C target-cpu=native`).
+#[doc(hidden)] // Public for `hhg-xor`'s key kernel; its precondition is not checked.
 #[inline(always)]
 pub fn floor_small(values: f64x4) -> i64x4 {
     let magic = f64x4::splat(INT_MAGIC);
@@ -212,7 +215,7 @@ struct Lanes<T, const W: usize> {
     finite: bool,
 }
 
-/// Folds `values` (at least one) into `W` lanes: value `k` goes to lane `k % W`. `W` is a
+/// Folds `values` (at least `period` of them) into `W` lanes: value `k` goes to lane `k % W`. `W` is a
 /// multiple of `period`, the number of axes interleaved in `values`, so every lane holds
 /// values of one axis (`lane % period`); lanes that no value reached start from the first
 /// value of their axis. The loop is a plain compare-and-select per lane, which the compiler
@@ -521,7 +524,13 @@ impl CellTable {
         };
         match columns {
             Some([x, y, z]) => {
-                debug_assert!(x.len() == n && y.len() == n && z.len() == n);
+                assert!(
+                    x.len() == n && y.len() == n && z.len() == n,
+                    "keys_and_columns: columns of {}, {} and {} for {n} points",
+                    x.len(),
+                    y.len(),
+                    z.len()
+                );
                 keys.par_chunks_mut(HASH_CHUNK)
                     .zip(x.par_chunks_mut(HASH_CHUNK))
                     .zip(y.par_chunks_mut(HASH_CHUNK))

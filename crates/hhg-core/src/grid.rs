@@ -270,8 +270,9 @@ impl<T: Real> Grid<T> {
         // that sorts its points before each build): the key pass then copies them into the
         // columns as it reads them, which are the sorted columns if the keys ascend, and
         // the gather below, a second read of the input, is skipped. Otherwise the gather
-        // overwrites them. (After `adopt_cell_order` the points move before the next build,
-        // and some cross cells: no copy is made then.)
+        // overwrites them. (Points renumbered by `adopt_cell_order` move before the next
+        // build and some cross cells: a build whose own keys did not ascend makes no copy
+        // at the next.)
         let speculate = self.given_in_cell_order;
         self.sorted.set_len(n);
         let columns = speculate.then(|| self.sorted.columns_mut());

@@ -399,10 +399,20 @@ mod tests {
             let mut ascending = random.clone();
             ascending.sort_unstable();
             let same = vec![(buckets / 2) as u32; n];
-            // Ascending but for one pair across a block border of the ascending check.
+            // Ascending but for one pair across a block border of the ascending check: the
+            // first border between two different keys swapped, or else a key lowered (or the
+            // one before raised) at the first border.
             let mut broken = ascending.clone();
-            if n > CURSOR_BLOCK && broken[CURSOR_BLOCK - 1] != broken[CURSOR_BLOCK] {
-                broken.swap(CURSOR_BLOCK - 1, CURSOR_BLOCK);
+            if n > CURSOR_BLOCK {
+                let b = (CURSOR_BLOCK..n)
+                    .step_by(CURSOR_BLOCK)
+                    .find(|&b| broken[b - 1] != broken[b]);
+                match b {
+                    Some(b) => broken.swap(b - 1, b),
+                    None if broken[CURSOR_BLOCK] > 0 => broken[CURSOR_BLOCK] -= 1,
+                    None => broken[CURSOR_BLOCK - 1] += 1,
+                }
+                assert!(!broken.is_sorted(), "{n} keys: the border was not broken");
             }
             for keys in [&random, &ascending, &same, &broken] {
                 let (order_want, starts_want) = reference(keys, buckets);
