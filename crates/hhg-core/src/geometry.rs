@@ -168,30 +168,16 @@ pub fn bounds<T: Real>(points: Points<'_, T>) -> Result<Option<Bounds>, Error> {
                     // Flat, lane `k` of a block of 24 values holds axis `k % 3`.
                     let flat: &[T] = bytemuck::cast_slice(&p[range]);
                     let lanes = fold_lanes::<T, 24>(flat, 3);
-                    let axis = |a: usize| {
-                        let of_axis = (a..24).step_by(3);
-                        let min = of_axis.clone().map(|k| lanes.min[k].to_f64());
-                        let max = of_axis.map(|k| lanes.max[k].to_f64());
-                        (
-                            min.fold(f64::INFINITY, f64::min),
-                            max.fold(f64::NEG_INFINITY, f64::max),
-                        )
-                    };
-                    let [x, y, z] = [0, 1, 2].map(axis);
+                    let [x, y, z] = [0, 1, 2].map(|axis| lanes.extremes(axis, 3));
                     ([x.0, y.0, z.0], [x.1, y.1, z.1], lanes.finite)
                 }
                 Points::Soa(x, y, z) => {
                     let [x, y, z] = [x, y, z].map(|column| {
                         let lanes = fold_lanes::<T, 16>(&column[range.clone()], 1);
-                        let min = lanes.min.iter().map(|v| v.to_f64());
-                        let max = lanes.max.iter().map(|v| v.to_f64());
-                        (
-                            min.fold(f64::INFINITY, f64::min),
-                            max.fold(f64::NEG_INFINITY, f64::max),
-                            lanes.finite,
-                        )
+                        (lanes.extremes(0, 1), lanes.finite)
                     });
-                    ([x.0, y.0, z.0], [x.1, y.1, z.1], x.2 && y.2 && z.2)
+                    let [(x, xf), (y, yf), (z, zf)] = [x, y, z];
+                    ([x.0, y.0, z.0], [x.1, y.1, z.1], xf && yf && zf)
                 }
             }
         })
@@ -213,6 +199,20 @@ struct Lanes<T, const W: usize> {
     min: [T; W],
     max: [T; W],
     finite: bool,
+}
+
+impl<T: Real, const W: usize> Lanes<T, W> {
+    /// The smallest and largest value of axis `axis` of `period` interleaved axes, over the
+    /// lanes that hold it (`axis`, `axis + period`, ...), widened to `f64`.
+    fn extremes(&self, axis: usize, period: usize) -> (f64, f64) {
+        let of_axis = (axis..W).step_by(period);
+        let min = of_axis.clone().map(|k| self.min[k].to_f64());
+        let max = of_axis.map(|k| self.max[k].to_f64());
+        (
+            min.fold(f64::INFINITY, f64::min),
+            max.fold(f64::NEG_INFINITY, f64::max),
+        )
+    }
 }
 
 /// Folds `values` (at least `period` of them) into `W` lanes: value `k` goes to lane `k % W`. `W` is a
@@ -496,28 +496,17 @@ impl CellTable {
             for (block, out) in out.chunks_mut(LANES).enumerate() {
                 let start = base + block * LANES;
                 let len = out.len();
+                // The columns are copied from the SIMD kernel's loads, whichever kernel hashes.
+                let lanes = [0, 1, 2].map(|axis| points.lanes(axis, start));
+                if let Some(columns) = &mut columns {
+                    for (column, lanes) in columns.iter_mut().zip(&lanes) {
+                        let at = block * LANES;
+                        column[at..at + len].copy_from_slice(&lanes[..len]);
+                    }
+                }
                 let lanes = match kernel {
-                    Kernel::Simd => {
-                        let lanes = [0, 1, 2].map(|axis| points.lanes(axis, start));
-                        if let Some(columns) = &mut columns {
-                            for (column, lanes) in columns.iter_mut().zip(&lanes) {
-                                let at = block * LANES;
-                                column[at..at + len].copy_from_slice(&lanes[..len]);
-                            }
-                        }
-                        self.keys8_simd(&lanes)
-                    }
-                    Kernel::Scalar => {
-                        if let Some(columns) = &mut columns {
-                            for k in 0..len {
-                                let p = points.get(start + k);
-                                for axis in 0..3 {
-                                    columns[axis][block * LANES + k] = p[axis];
-                                }
-                            }
-                        }
-                        self.keys8_scalar(points, start)
-                    }
+                    Kernel::Simd => self.keys8_simd(&lanes),
+                    Kernel::Scalar => self.keys8_scalar(points, start),
                 };
                 out.copy_from_slice(&lanes[..len]);
             }
