@@ -7,6 +7,7 @@ use crate::columns::{COPY_CHUNK, PointColumns, check_count};
 use crate::error::Error;
 use crate::geometry::{Bounds, CellTable, Kernel, Points, bounds};
 use crate::kernel::MaskKernel;
+use crate::lists::ListOrder;
 use crate::real::{LANES, Real};
 use crate::simd::{Build, avx2_detected, avx512_detected};
 use crate::sort::{SortScratch, counting_sort, fill_identity};
@@ -14,7 +15,7 @@ use crate::sort::{SortScratch, counting_sort, fill_identity};
 /// Points per work unit of a search: units end at bucket borders, so a unit holds about
 /// this many points; small enough to balance two to sixteen threads, large enough that
 /// scheduling costs nothing next to ~100 distance tests per point.
-const UNIT_POINTS: usize = 2048;
+pub(crate) const UNIT_POINTS: usize = 2048;
 
 /// How many points ahead the build's gather of the sorted columns asks the cache for the
 /// caller's point: input in random order makes every read a miss, and 24 ahead took the
@@ -70,6 +71,24 @@ impl Ranges {
     pub(crate) fn as_slice(&self) -> &[(u32, u32)] {
         &self.ranges[..self.len]
     }
+
+    /// These ranges ordered by their start, so that positions taken range by range ascend
+    /// (the ranges of distinct buckets never overlap); a row that wraps around the table
+    /// comes out of [`full_neighbourhood`] in two ranges out of that order.
+    #[inline(always)]
+    pub(crate) fn sorted(&self) -> Ranges {
+        let mut ranges = *self;
+        for i in 1..ranges.len {
+            let range = ranges.ranges[i];
+            let mut j = i;
+            while j > 0 && ranges.ranges[j - 1].0 > range.0 {
+                ranges.ranges[j] = ranges.ranges[j - 1];
+                j -= 1;
+            }
+            ranges.ranges[j] = range;
+        }
+        ranges
+    }
 }
 
 /// A built search structure over one point set for one radius: the points sorted by cell
@@ -99,9 +118,12 @@ pub struct Grid<T: Real> {
     /// Which run-time builds the SIMD kernel may switch to (see
     /// [`Grid::set_run_time_dispatch`]).
     run_time_dispatch: RunTimeDispatch,
+    /// The order of the entries of each list (see [`Grid::set_list_order`]).
+    pub(crate) list_order: ListOrder,
     pub(crate) starts: Vec<u32>,
     pub(crate) units: Vec<(u32, u32)>,
-    keys: Vec<u32>,
+    /// The bucket of each point, in the caller's numbering.
+    pub(crate) keys: Vec<u32>,
     sort_scratch: SortScratch,
 }
 
@@ -147,6 +169,7 @@ impl<T: Real> Grid<T> {
             given_in_cell_order: false,
             adopted_from: Vec::new(),
             run_time_dispatch: RunTimeDispatch::Widest,
+            list_order: ListOrder::Ascending,
             starts: Vec::new(),
             units: Vec::new(),
             keys: Vec::new(),
@@ -166,6 +189,19 @@ impl<T: Real> Grid<T> {
     /// the setting exists to compare and test the builds.
     pub fn set_run_time_dispatch(&mut self, dispatch: RunTimeDispatch) {
         self.run_time_dispatch = dispatch;
+    }
+
+    /// Chooses the order of the entries of every neighbour list this grid gathers (self
+    /// lists, queries, lists of another set): [`ListOrder::Ascending`] (the default) or
+    /// [`ListOrder::CellOrder`], which skips sorting each list and is faster on input that
+    /// is not exactly in cell order. Both are deterministic; the lists hold the same entries.
+    pub fn set_list_order(&mut self, order: ListOrder) {
+        self.list_order = order;
+    }
+
+    /// The order of the entries of every list (see [`Grid::set_list_order`]).
+    pub fn list_order(&self) -> ListOrder {
+        self.list_order
     }
 
     /// The build a pass with kernel `K` runs in: the widest run-time build that `K` lacks,

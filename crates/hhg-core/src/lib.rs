@@ -53,7 +53,7 @@ pub use grid::{Grid, RunTimeDispatch, check_radius};
 #[cfg(debug_assertions)]
 #[doc(hidden)]
 pub use instances::shared_entry_points;
-pub use lists::NeighborLists;
+pub use lists::{ListOrder, ListPass, NeighborLists};
 pub use pairs::PairList;
 pub use real::{LANES, Real};
 pub use scheme::{CoreScheme, FixedRadiusScheme, SchemeStats};

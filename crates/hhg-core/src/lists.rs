@@ -8,6 +8,7 @@
 //! lists to their final place.
 
 mod in_order;
+mod near_order;
 
 use rayon::prelude::*;
 use wide::u32x8;
@@ -31,10 +32,43 @@ const SCATTER_AHEAD: usize = 8;
 /// Query points per work part.
 const QUERY_CHUNK: usize = 1024;
 
+/// The order of the entries of each neighbour list (see [`Grid::set_list_order`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ListOrder {
+    /// Each list ascends in the caller's numbering (the default).
+    #[default]
+    Ascending,
+    /// Each list follows the grid's cell order: its entries ascend by their position in
+    /// [`Grid::order`] (the sorted position of each point). This is the order the search
+    /// finds them in, so no list is sorted; it is deterministic (the same for any thread
+    /// count, kernel and run-time build) and, for input in cell order, ascending. SPH sums
+    /// over a list do not depend on its order but for rounding; CompactNSearch and
+    /// TreeNSearch promise no order at all.
+    CellOrder,
+}
+
+/// Which list pass [`Grid::neighbor_lists`] takes on the grid as built (see
+/// [`Grid::list_pass`]); every pass gives the same lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ListPass {
+    /// The points came in cell order (`order()` is the identity): no list needs sorting
+    /// and each work unit's lists go into place while hot.
+    InCellOrder,
+    /// The caller's numbering keeps the points of a cell mostly together (cell order after
+    /// some motion, Morton or Hilbert order): work units are ranges of the caller's
+    /// numbering, whose lists go into place while hot.
+    NearCellOrder,
+    /// Any other order (random): work units of cells, lists copied into place at the end.
+    General,
+    /// The grid is empty.
+    Empty,
+}
+
 /// Neighbour lists in compressed sparse row form.
 ///
-/// The neighbours of list `i` are `indices()[offsets()[i]..offsets()[i + 1]]`, in ascending
-/// order, numbered as the caller numbered the searched set; with distances requested,
+/// The neighbours of list `i` are `indices()[offsets()[i]..offsets()[i + 1]]`, numbered as
+/// the caller numbered the searched set, in ascending order (or in the searched grid's cell
+/// order, see [`ListOrder`]); with distances requested,
 /// `distances_squared()` holds the squared distance of each entry at the same position.
 /// Reuse one value across time steps: its buffers only grow.
 #[derive(Clone, Debug, Default)]
@@ -49,6 +83,8 @@ pub struct NeighborLists<T: Real> {
     scan_starts: Vec<u32>,
     /// Scratch of the pass for input in cell order.
     in_order: in_order::Scratch<T>,
+    /// The sorted position of each caller index (pass for input nearly in cell order).
+    inverse: Vec<u32>,
 }
 
 /// The lists one work part gathered, in the order it visited its searching points.
@@ -74,6 +110,18 @@ struct PartBuffer<T> {
     packed: PackedCandidates<T>,
     /// Lists checked in a row that did not ascend (see [`PartBuffer::sort_gathered`]).
     unsorted_streak: u32,
+    /// The runs of consecutive sorted positions of a unit of the pass for input nearly in
+    /// cell order (see `near_order`).
+    runs: Vec<(u32, u32)>,
+    /// Where each list of such a unit starts among the unit's lists in list order.
+    list_starts: Vec<u32>,
+    /// The lists of such a unit moved into list order, when they were gathered in another
+    /// (`in_list_order` set).
+    reordered: Vec<u32>,
+    /// The distances alongside `reordered`.
+    reordered_distances: Vec<T>,
+    /// Whether `reordered` (not `entries`) holds the unit's lists.
+    in_list_order: bool,
 }
 
 impl<T: Real> PartBuffer<T> {
@@ -86,7 +134,20 @@ impl<T: Real> PartBuffer<T> {
         keep_larger(&mut self.merge, other.merge);
         keep_larger(&mut self.sort_keys, other.sort_keys);
         keep_larger(&mut self.sort_distances, other.sort_distances);
+        keep_larger(&mut self.runs, other.runs);
+        keep_larger(&mut self.list_starts, other.list_starts);
+        keep_larger(&mut self.reordered, other.reordered);
+        keep_larger(&mut self.reordered_distances, other.reordered_distances);
         self.packed.absorb(other.packed);
+    }
+
+    /// The entries and the distances of the gathered lists, in the order of `slots`.
+    fn lists(&self) -> (&[u32], &[T]) {
+        if self.in_list_order {
+            (&self.reordered[..self.filled], &self.reordered_distances)
+        } else {
+            (&self.entries[..self.filled], &self.distances)
+        }
     }
 }
 
@@ -95,6 +156,7 @@ impl<T: Copy + Default> PartBuffer<T> {
     fn start(&mut self, lists: usize) {
         self.filled = 0;
         self.unsorted_streak = 0;
+        self.in_list_order = false;
         self.slots.clear();
         self.lens.clear();
         reserve_with_slack(&mut self.slots, lists);
@@ -194,7 +256,7 @@ impl<T: Real> NeighborLists<T> {
         self.has_distances.then_some(&self.distances[..])
     }
 
-    /// The neighbours of point `i`, ascending.
+    /// The neighbours of point `i`, ascending (or in cell order, see [`ListOrder`]).
     pub fn neighbors(&self, i: usize) -> &[u32] {
         &self.indices[self.offsets[i]..self.offsets[i + 1]]
     }
@@ -469,9 +531,18 @@ fn gather_batch<T: Real, K: MaskKernel>(
     with_distances: bool,
     list_of: impl Fn(usize) -> usize,
 ) {
+    // Lists in cell order take the ranges by position: the hits then follow it.
+    let cell_order = grid.list_order == ListOrder::CellOrder;
+    let ordered;
+    let ranges = if cell_order && !ranges.ascending() {
+        ordered = ranges.sorted();
+        &ordered
+    } else {
+        ranges
+    };
     // Input in cell order numbers every point by its sorted position, so the hits of ranges
     // that ascend and do not overlap come out ascending: no check, no sort.
-    let ascending = grid.in_cell_order && ranges.ascending();
+    let ascending = (grid.in_cell_order && ranges.ascending()) || cell_order;
     let self_range = range_holding(ranges.as_slice(), batch.itself[0]);
     // Two calls of `gather_rows`, each inlined for its own source, on purpose: one call
     // after choosing the source cost 1,146 -> 1,156 instructions per point on uniform
@@ -812,10 +883,31 @@ impl<T: Real> Grid<T> {
         }
     }
 
+    /// Which pass [`Grid::neighbor_lists`] takes on the grid as built: chosen from how well
+    /// the caller's numbering keeps the points of a cell together.
+    pub fn list_pass(&self) -> ListPass {
+        if self.table.is_none() {
+            ListPass::Empty
+        } else if self.in_cell_order {
+            ListPass::InCellOrder
+        } else if self.nearly_in_cell_order() {
+            ListPass::NearCellOrder
+        } else {
+            ListPass::General
+        }
+    }
+
     fn self_lists_with<K: MaskKernel>(&self, out: &mut NeighborLists<T>, with_distances: bool) {
         // Input in cell order: each unit's lists go into place while hot (see `in_order`).
         if let (true, Some(table)) = (self.in_cell_order, self.table.as_ref()) {
             self.self_lists_in_order::<K>(table, out, with_distances);
+            return;
+        }
+        // Input nearly in cell order: units of the caller's numbering, placed while hot.
+        if let Some(table) = self.table.as_ref()
+            && self.nearly_in_cell_order()
+        {
+            self.self_lists_near_order::<K>(table, out, with_distances);
             return;
         }
         let n = self.len();

@@ -200,11 +200,12 @@ impl<T: Real> Destination<'_, T> {
         let at = start - self.base;
         // SAFETY: the caller guarantees the range is in the reserved room and this task's.
         let to = unsafe { self.indices.range_mut(at, part.filled) };
-        self.copy_out(first, &part.entries[..part.filled], to);
-        if let Some(distances) = &self.distances {
+        let (entries, distances) = part.lists();
+        self.copy_out(first, entries, to);
+        if let Some(to_distances) = &self.distances {
             // SAFETY: as above; the distances share the indices' layout.
-            let to = unsafe { distances.range_mut(at, part.filled) };
-            self.copy_out(first, &part.distances[..part.filled], to);
+            let to = unsafe { to_distances.range_mut(at, part.filled) };
+            self.copy_out(first, &distances[..part.filled], to);
         }
         let mut offset = start;
         for (k, &len) in part.lens.iter().enumerate() {
@@ -348,148 +349,182 @@ impl<T: Real> Grid<T> {
         with_distances: bool,
     ) {
         debug_assert!(self.in_cell_order);
-        let n = self.len();
-        let units = self.units.len();
-        out.reset(n, 0, with_distances);
-        let workers = rayon::current_num_threads().max(1);
-        let scratch = &mut out.in_order;
-        let slot_count = workers * SLOTS_PER_WORKER;
-        if scratch.slots.len() < slot_count {
-            scratch.slots.resize_with(slot_count, Mutex::default);
-        }
-        if scratch.pending.len() < workers {
-            scratch.pending.resize_with(workers, VecDeque::new);
-        }
-        let slots = &scratch.slots[..slot_count];
-        for (index, slot) in slots.iter().enumerate() {
-            let mut slot = lock(slot);
-            slot.next_unit = index;
-            let spare = std::mem::take(&mut slot.spare);
-            slot.buffer.absorb(spare);
-        }
-        for pending in &mut scratch.pending {
-            // Units left pending by a pass that panicked belong to no unit of this one; their
-            // slots' buffers (if any) are lost, to be grown again.
-            pending.clear();
-            // A worker holds at most every slot's unit, bar the spares of a growing output.
-            pending.reserve(slot_count);
-        }
-        let sequencer = &scratch.sequencer;
-        lock(sequencer).reset(units);
-        let first_list = |unit: usize| self.starts[self.units[unit].0 as usize] as usize;
-
-        out.indices.clear();
-        out.distances.clear();
-        let room = if with_distances {
-            out.indices.capacity().min(out.distances.capacity())
-        } else {
-            out.indices.capacity()
-        };
-        let next_unit = AtomicUsize::new(0);
-        let aborted = AtomicBool::new(false);
         let build = self.run_time_build::<K>();
-        let pending = &mut scratch.pending[..workers];
-        {
-            let to = Destination::new(
-                &mut out.indices,
-                with_distances.then_some(&mut out.distances),
-                &mut out.offsets[..n],
-                0,
-                room,
-            );
-            let shared = Shared {
-                sequencer,
-                slots,
-                to: &to,
-                aborted: &aborted,
-            };
-            pending.par_iter_mut().for_each(|pending| {
-                let _abort_on_panic = AbortOnPanic(&aborted);
-                loop {
-                    let unit = next_unit.fetch_add(1, Ordering::Relaxed);
-                    if unit >= units {
-                        break;
-                    }
-                    let Some((mut part, from_slot)) = shared.take_buffer(unit, pending, first_list)
-                    else {
-                        break;
-                    };
-                    part.start(self.unit_points(self.units[unit]));
-                    // In cell order a point's list is its sorted position's.
-                    let task = UnitTask {
-                        table,
-                        unit: self.units[unit],
-                        list_of: |p: usize| p,
-                    };
-                    self.run_task::<K, _>(&task, &mut part, with_distances, build);
-                    debug_assert!(
-                        part.slots
-                            .first()
-                            .is_none_or(|&s| s as usize == first_list(unit))
-                            && part.slots.windows(2).all(|w| w[0] + 1 == w[1]),
-                        "a unit's lists are not consecutive"
-                    );
-                    lock(sequencer).publish(unit, part.filled);
-                    pending.push_back(Pending {
-                        unit,
-                        part,
-                        from_slot,
-                    });
-                    shared.flush(pending, first_list);
-                }
-                // Every unit is claimed. A worker still waiting for a slot may wait for one
-                // of these units, so they go out before this worker leaves.
-                shared.drain(pending, first_list);
-            });
-        }
-        let (total, fitted) = {
-            let sequencer = lock(sequencer);
-            let total = sequencer.starts[units];
-            // The units that fit the room are a prefix: starts ascend.
-            let fitted = (0..units)
-                .find(|&u| sequencer.starts[u + 1] > room)
-                .map_or(total, |u| sequencer.starts[u]);
-            (total, fitted)
+        let first_list = |unit: usize| self.starts[self.units[unit].0 as usize] as usize;
+        let units = UnitsInSequence {
+            count: self.units.len(),
+            first_list,
+            points: |unit: usize| self.unit_points(self.units[unit]),
+            gather: |unit: usize, part: &mut PartBuffer<T>| {
+                // In cell order a point's list is its sorted position's.
+                let task = UnitTask {
+                    table,
+                    unit: self.units[unit],
+                    list_of: |p: usize| p,
+                };
+                self.run_task::<K, _>(&task, part, with_distances, build);
+            },
         };
-        if total > room {
-            // The output grows: keep what was placed, reserve with some slack, place the rest.
-            // SAFETY: every unit below the first that did not fit was placed, so entries
-            // `0..fitted` are initialized (and the distances too, when requested).
-            unsafe { out.indices.set_len(fitted) };
-            let wanted = total + (total >> GROWTH_SLACK_SHIFT);
-            // Exactly: `reserve` would double the capacity, twice the output's memory.
-            out.indices.reserve_exact(wanted - fitted);
-            if with_distances {
-                // SAFETY: as above.
-                unsafe { out.distances.set_len(fitted) };
-                out.distances.reserve_exact(wanted - fitted);
-            }
-            let to = Destination::new(
-                &mut out.indices,
-                with_distances.then_some(&mut out.distances),
-                &mut out.offsets[..n],
-                fitted,
-                total,
-            );
-            let shared = Shared {
-                sequencer,
-                slots,
-                to: &to,
-                aborted: &aborted,
-            };
-            pending
-                .par_iter_mut()
-                .for_each(|pending| shared.flush(pending, first_list));
-        }
-        debug_assert!(pending.iter().all(VecDeque::is_empty));
-        // SAFETY: every unit was placed: entries `0..total` are initialized.
-        unsafe { out.indices.set_len(total) };
-        if with_distances {
-            // SAFETY: as above, for the distances.
-            unsafe { out.distances.set_len(total) };
-        }
-        out.offsets[n] = total;
+        lists_in_sequence(self.len(), &units, out, with_distances);
     }
+}
+
+/// Work units whose lists fill consecutive stretches of the output: unit `u` holds
+/// `points(u)` lists, from list `first_list(u)` on, which `gather(u, part)` gathers into
+/// `part` (ending with [`PartBuffer::lists`] holding them in list order).
+pub(super) struct UnitsInSequence<F, P, G> {
+    pub(super) count: usize,
+    pub(super) first_list: F,
+    pub(super) points: P,
+    pub(super) gather: G,
+}
+
+/// The lists of `n` points from units that each fill the stretch of the output after the
+/// unit before: units gathered in parallel, each copied into place once its start is known.
+pub(super) fn lists_in_sequence<T, F, P, G>(
+    n: usize,
+    units: &UnitsInSequence<F, P, G>,
+    out: &mut NeighborLists<T>,
+    with_distances: bool,
+) where
+    T: Real,
+    F: Fn(usize) -> usize + Copy + Sync,
+    P: Fn(usize) -> usize + Sync,
+    G: Fn(usize, &mut PartBuffer<T>) + Sync,
+{
+    let first_list = units.first_list;
+    let unit_count = units.count;
+    out.reset(n, 0, with_distances);
+    let workers = rayon::current_num_threads().max(1);
+    let scratch = &mut out.in_order;
+    let slot_count = workers * SLOTS_PER_WORKER;
+    if scratch.slots.len() < slot_count {
+        scratch.slots.resize_with(slot_count, Mutex::default);
+    }
+    if scratch.pending.len() < workers {
+        scratch.pending.resize_with(workers, VecDeque::new);
+    }
+    let slots = &scratch.slots[..slot_count];
+    for (index, slot) in slots.iter().enumerate() {
+        let mut slot = lock(slot);
+        slot.next_unit = index;
+        let spare = std::mem::take(&mut slot.spare);
+        slot.buffer.absorb(spare);
+    }
+    for pending in &mut scratch.pending {
+        // Units left pending by a pass that panicked belong to no unit of this one; their
+        // slots' buffers (if any) are lost, to be grown again.
+        pending.clear();
+        // A worker holds at most every slot's unit, bar the spares of a growing output.
+        pending.reserve(slot_count);
+    }
+    let sequencer = &scratch.sequencer;
+    lock(sequencer).reset(unit_count);
+
+    out.indices.clear();
+    out.distances.clear();
+    let room = if with_distances {
+        out.indices.capacity().min(out.distances.capacity())
+    } else {
+        out.indices.capacity()
+    };
+    let next_unit = AtomicUsize::new(0);
+    let aborted = AtomicBool::new(false);
+    let pending = &mut scratch.pending[..workers];
+    {
+        let to = Destination::new(
+            &mut out.indices,
+            with_distances.then_some(&mut out.distances),
+            &mut out.offsets[..n],
+            0,
+            room,
+        );
+        let shared = Shared {
+            sequencer,
+            slots,
+            to: &to,
+            aborted: &aborted,
+        };
+        pending.par_iter_mut().for_each(|pending| {
+            let _abort_on_panic = AbortOnPanic(&aborted);
+            loop {
+                let unit = next_unit.fetch_add(1, Ordering::Relaxed);
+                if unit >= unit_count {
+                    break;
+                }
+                let Some((mut part, from_slot)) = shared.take_buffer(unit, pending, first_list)
+                else {
+                    break;
+                };
+                part.start((units.points)(unit));
+                (units.gather)(unit, &mut part);
+                debug_assert!(
+                    part.slots
+                        .first()
+                        .is_none_or(|&s| s as usize == first_list(unit))
+                        && part.slots.windows(2).all(|w| w[0] + 1 == w[1]),
+                    "a unit's lists are not consecutive"
+                );
+                lock(sequencer).publish(unit, part.filled);
+                pending.push_back(Pending {
+                    unit,
+                    part,
+                    from_slot,
+                });
+                shared.flush(pending, first_list);
+            }
+            // Every unit is claimed. A worker still waiting for a slot may wait for one
+            // of these units, so they go out before this worker leaves.
+            shared.drain(pending, first_list);
+        });
+    }
+    let (total, fitted) = {
+        let sequencer = lock(sequencer);
+        let total = sequencer.starts[unit_count];
+        // The units that fit the room are a prefix: starts ascend.
+        let fitted = (0..unit_count)
+            .find(|&u| sequencer.starts[u + 1] > room)
+            .map_or(total, |u| sequencer.starts[u]);
+        (total, fitted)
+    };
+    if total > room {
+        // The output grows: keep what was placed, reserve with some slack, place the rest.
+        // SAFETY: every unit below the first that did not fit was placed, so entries
+        // `0..fitted` are initialized (and the distances too, when requested).
+        unsafe { out.indices.set_len(fitted) };
+        let wanted = total + (total >> GROWTH_SLACK_SHIFT);
+        // Exactly: `reserve` would double the capacity, twice the output's memory.
+        out.indices.reserve_exact(wanted - fitted);
+        if with_distances {
+            // SAFETY: as above.
+            unsafe { out.distances.set_len(fitted) };
+            out.distances.reserve_exact(wanted - fitted);
+        }
+        let to = Destination::new(
+            &mut out.indices,
+            with_distances.then_some(&mut out.distances),
+            &mut out.offsets[..n],
+            fitted,
+            total,
+        );
+        let shared = Shared {
+            sequencer,
+            slots,
+            to: &to,
+            aborted: &aborted,
+        };
+        pending
+            .par_iter_mut()
+            .for_each(|pending| shared.flush(pending, first_list));
+    }
+    debug_assert!(pending.iter().all(VecDeque::is_empty));
+    // SAFETY: every unit was placed: entries `0..total` are initialized.
+    unsafe { out.indices.set_len(total) };
+    if with_distances {
+        // SAFETY: as above, for the distances.
+        unsafe { out.distances.set_len(total) };
+    }
+    out.offsets[n] = total;
 }
 
 #[cfg(test)]

@@ -1,0 +1,362 @@
+//! The list pass for a set given nearly in cell order: cell order after some steps of motion,
+//! Morton or Hilbert order, a solver's own order between two reorderings. Work units are
+//! ranges of the caller's numbering, so each unit's lists fill one stretch of the output and
+//! go into place while hot, as in the pass for input in cell order (`in_order`).
+//!
+//! In such input the caller's consecutive points mostly share a bucket, and consecutive
+//! points of one bucket are consecutive in the grid's sorted order too (the counting sort is
+//! stable). A unit therefore reads its points as runs of consecutive sorted positions (one
+//! per stretch of points in one bucket), sorts the runs by position and joins those that
+//! touch: a point that moved into a neighbouring bucket joins that bucket's run when its
+//! members lie in the same unit. The runs are searched bucket by bucket as in the general
+//! pass, each list mapped to the caller's numbering and sorted where that broke its order,
+//! and the unit's lists are then moved into the caller's order in the unit's buffer (in
+//! cache) before they are copied into place.
+//!
+//! The pass is chosen when the caller's numbering keeps the points of a bucket together
+//! ([`NEAR_ORDER_MAX_CHANGES`]); input in random order takes the general pass, which batches
+//! every bucket's points whatever their numbering.
+
+use rayon::prelude::*;
+
+use super::in_order::{UnitsInSequence, lists_in_sequence};
+use super::{Batch, KernelTask, NeighborLists, PartBuffer, RUN_POINTS, RUN_WIDTH, gather_batch};
+use crate::geometry::CellTable;
+use crate::grid::{Grid, UNIT_POINTS, run_neighbourhood};
+use crate::kernel::{BATCH, MaskKernel};
+use crate::parallel::DisjointSlice;
+use crate::real::Real;
+
+/// The pass for input nearly in cell order is taken at once when the caller's numbering
+/// changes bucket at most this many times as often as cell order does (which changes once
+/// per occupied bucket). Uniform points in cell order moved by up to 0.1 r change ~3.7
+/// times as often, in Morton order of the grid's cells ~1.1 times, in random order ~9 times
+/// (~9.5 points a bucket); random order passes only with fewer than 4 points a bucket.
+pub(super) const NEAR_ORDER_MAX_CHANGES: usize = 4;
+
+/// Otherwise the pass is taken when its batches, estimated on a sample of units as the
+/// points of a unit per bucket they fall in (a unit joins the points of one bucket into one
+/// run), are at least the general pass's (points per occupied bucket) divided by this.
+/// Morton order of cells that are not the grid's (a solver's own) changes bucket ~6 times
+/// as often as cell order, yet its units hold whole buckets.
+pub(super) const NEAR_ORDER_MAX_BATCH_LOSS: usize = 2;
+
+/// Points per chunk of the parallel counts of bucket changes.
+const RUN_COUNT_CHUNK: usize = 1 << 16;
+
+/// Cell order's bucket changes are counted in one chunk of this many positions in every
+/// [`SAMPLE_EVERY`] (its reads go through `order`, at random in random input).
+const CELL_ORDER_SAMPLE: usize = 1 << 12;
+
+/// One chunk (or unit) in this many is sampled.
+const SAMPLE_EVERY: usize = 8;
+
+/// The points of caller indices `range` searching their own set, gathered run by run
+/// (`inverse` maps caller indices to sorted positions).
+struct CallerRangeTask<'a> {
+    table: &'a CellTable,
+    range: (u32, u32),
+    inverse: &'a [u32],
+}
+
+impl<T: Real> KernelTask<T> for CallerRangeTask<'_> {
+    type Part = PartBuffer<T>;
+
+    #[inline(always)]
+    fn run<K: MaskKernel>(&self, grid: &Grid<T>, part: &mut PartBuffer<T>, with_distances: bool) {
+        grid.gather_caller_range_with::<K>(
+            self.table,
+            self.range,
+            self.inverse,
+            part,
+            with_distances,
+        );
+    }
+}
+
+impl<T: Real> Grid<T> {
+    /// Tells whether the caller's numbering keeps the points of a bucket together well
+    /// enough for the pass for input nearly in cell order (see [`NEAR_ORDER_MAX_CHANGES`]
+    /// and [`NEAR_ORDER_MAX_BATCH_LOSS`]).
+    pub(super) fn nearly_in_cell_order(&self) -> bool {
+        let n = self.len();
+        if n < 2 {
+            return false;
+        }
+        let keys = &self.keys[..n];
+        let order = &self.order[..n];
+        // Bucket changes between neighbours in the caller's numbering, counted in chunks that
+        // overlap by one.
+        let changes: usize = (0..n.div_ceil(RUN_COUNT_CHUNK))
+            .into_par_iter()
+            .map(|c| {
+                let from = c * RUN_COUNT_CHUNK;
+                let to = (from + RUN_COUNT_CHUNK + 1).min(n);
+                keys[from..to]
+                    .windows(2)
+                    .map(|w| usize::from(w[0] != w[1]))
+                    .sum::<usize>()
+            })
+            .sum();
+        // Bucket changes in cell order, from a sample of chunks of sorted positions.
+        let step = CELL_ORDER_SAMPLE * SAMPLE_EVERY;
+        let (cell_changes, sampled) = (0..n.div_ceil(step))
+            .into_par_iter()
+            .map(|c| {
+                let from = c * step;
+                let to = (from + CELL_ORDER_SAMPLE + 1).min(n);
+                let sample = &order[from..to];
+                let changes = sample
+                    .windows(2)
+                    .map(|w| usize::from(keys[w[0] as usize] != keys[w[1] as usize]))
+                    .sum::<usize>();
+                (changes + 1, sample.len())
+            })
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        // changes / n <= MAX * cell_changes / sampled (each count with one change of slack).
+        let (changes, cell_changes) = ((changes + 1) as u128, cell_changes as u128);
+        let (n128, sampled) = (n as u128, sampled as u128);
+        if changes * sampled <= NEAR_ORDER_MAX_CHANGES as u128 * cell_changes * n128 {
+            return true;
+        }
+        // The buckets a sample of units fall in: their points per bucket against cell order's.
+        let (points, buckets) = (0..n.div_ceil(UNIT_POINTS))
+            .into_par_iter()
+            .step_by(SAMPLE_EVERY)
+            .map(|unit| {
+                let from = unit * UNIT_POINTS;
+                let mut unit_keys = keys[from..(from + UNIT_POINTS).min(n)].to_vec();
+                unit_keys.sort_unstable();
+                unit_keys.dedup();
+                ((from + UNIT_POINTS).min(n) - from, unit_keys.len())
+            })
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        // points / buckets >= (sampled / cell_changes) / LOSS.
+        (points as u128) * cell_changes * NEAR_ORDER_MAX_BATCH_LOSS as u128
+            >= sampled * buckets as u128
+    }
+
+    /// The self lists of a grid built on points nearly in cell order: units of
+    /// [`UNIT_POINTS`] caller indices gathered in parallel, each moved into the caller's
+    /// order and copied into place once its start is known.
+    pub(super) fn self_lists_near_order<K: MaskKernel>(
+        &self,
+        table: &CellTable,
+        out: &mut NeighborLists<T>,
+        with_distances: bool,
+    ) {
+        let n = self.len();
+        let mut inverse = std::mem::take(&mut out.inverse);
+        if inverse.len() < n {
+            inverse.resize(n, 0);
+        }
+        {
+            let shared = DisjointSlice::new(&mut inverse[..n]);
+            self.order[..n]
+                .par_chunks(RUN_COUNT_CHUNK)
+                .enumerate()
+                .for_each(|(c, order)| {
+                    for (k, &i) in order.iter().enumerate() {
+                        debug_assert!((i as usize) < n);
+                        // SAFETY: `order[..n]` is a permutation of `0..n`, so every caller
+                        // index is written once, by one task, and is in bounds.
+                        unsafe { shared.write(i as usize, (c * RUN_COUNT_CHUNK + k) as u32) };
+                    }
+                });
+        }
+        let build = self.run_time_build::<K>();
+        let range = |unit: usize| {
+            let from = unit * UNIT_POINTS;
+            (from as u32, (from + UNIT_POINTS).min(n) as u32)
+        };
+        let inverse_ref = &inverse[..n];
+        let units = UnitsInSequence {
+            count: n.div_ceil(UNIT_POINTS),
+            first_list: |unit: usize| unit * UNIT_POINTS,
+            points: |unit: usize| {
+                let (from, to) = range(unit);
+                (to - from) as usize
+            },
+            gather: |unit: usize, part: &mut PartBuffer<T>| {
+                let task = CallerRangeTask {
+                    table,
+                    range: range(unit),
+                    inverse: inverse_ref,
+                };
+                self.run_task::<K, _>(&task, part, with_distances, build);
+                part.move_into_list_order(range(unit).0 as usize, with_distances);
+            },
+        };
+        lists_in_sequence(n, &units, out, with_distances);
+        out.inverse = inverse;
+    }
+
+    /// Gathers the lists of caller indices `range` into `part` with kernel `K`: their runs
+    /// of consecutive sorted positions, sorted and joined, searched bucket by bucket (a
+    /// sparse bucket with the next ones of its row, as in the general pass). The lists are
+    /// recorded as the caller's indices, in the order of the runs. No closure on the way to
+    /// the kernels (see [`Grid::run_task`]).
+    #[inline(always)]
+    fn gather_caller_range_with<K: MaskKernel>(
+        &self,
+        table: &CellTable,
+        range: (u32, u32),
+        inverse: &[u32],
+        part: &mut PartBuffer<T>,
+        with_distances: bool,
+    ) {
+        let keys = &self.keys;
+        let mut runs = std::mem::take(&mut part.runs);
+        runs.clear();
+        let (from, to) = (range.0 as usize, range.1 as usize);
+        let mut i = from;
+        while i < to {
+            let key = keys[i];
+            let mut j = i + 1;
+            while j < to && keys[j] == key {
+                j += 1;
+            }
+            // Consecutive caller indices of one bucket are consecutive sorted positions.
+            let start = inverse[i];
+            runs.push((start, start + (j - i) as u32));
+            i = j;
+        }
+        sort_runs(&mut runs);
+        let mut joined = 0;
+        for k in 0..runs.len() {
+            if joined > 0 && runs[joined - 1].1 == runs[k].0 {
+                runs[joined - 1].1 = runs[k].1;
+            } else {
+                runs[joined] = runs[k];
+                joined += 1;
+            }
+        }
+        runs.truncate(joined);
+
+        let list_of = |p: usize| self.order[p] as usize;
+        let last_x = (1u32 << table.shift[0]) - 1;
+        let mut batch = Batch::new();
+        for &(start, end) in &runs {
+            let mut p = start;
+            while p < end {
+                let bucket = keys[self.order[p as usize] as usize];
+                let mut stop = self.starts[bucket as usize + 1].min(end);
+                let coords = table.bucket_coords(bucket);
+                // A sparse stretch takes the next buckets of its row (of this run) along, as
+                // long as neither the stretch nor its neighbours in x wrap around the row.
+                let mut width = 1;
+                if ((stop - p) as usize) < RUN_POINTS && coords[0] >= 1 {
+                    while coords[0] + width < last_x && width < RUN_WIDTH {
+                        let next = (bucket + width) as usize;
+                        if self.starts[next] >= end {
+                            break;
+                        }
+                        let next_stop = self.starts[next + 1].min(end);
+                        if (next_stop - p) as usize > RUN_POINTS {
+                            break;
+                        }
+                        width += 1;
+                        stop = next_stop;
+                    }
+                }
+                let ranges = run_neighbourhood(&self.starts, table, coords, width);
+                while p < stop {
+                    batch.len = 0;
+                    while batch.len < BATCH && p < stop {
+                        batch.push(self.sorted.point(p as usize), p as usize, p);
+                        p += 1;
+                    }
+                    gather_batch::<T, K>(self, &ranges, &batch, part, with_distances, list_of);
+                }
+            }
+        }
+        part.runs = runs;
+    }
+}
+
+impl<T: Real> PartBuffer<T> {
+    /// Moves the lists of a unit whose lists are `first..first + slots.len()`, gathered in
+    /// any order, into that order ([`PartBuffer::lists`] then holds them so; `slots` and
+    /// `lens` follow), in pieces of lists gathered for consecutive slots. Nothing moves
+    /// where the lists are in list order already.
+    fn move_into_list_order(&mut self, first: usize, with_distances: bool) {
+        let count = self.slots.len();
+        let in_order = (self.slots.iter().enumerate()).all(|(k, &slot)| slot as usize == first + k);
+        if in_order {
+            return;
+        }
+        // The length of each list by its place, then where each starts.
+        self.list_starts.clear();
+        self.list_starts.resize(count + 1, 0);
+        for (&slot, &len) in self.slots.iter().zip(&self.lens) {
+            debug_assert!((slot as usize) >= first && (slot as usize) < first + count);
+            self.list_starts[slot as usize - first] = len;
+        }
+        let mut sum = 0u32;
+        for entry in &mut self.list_starts {
+            let len = *entry;
+            *entry = sum;
+            sum += len;
+        }
+        debug_assert_eq!(sum as usize, self.filled);
+        if self.reordered.len() < self.filled {
+            self.reordered.resize(self.filled, 0);
+        }
+        if with_distances && self.reordered_distances.len() < self.filled {
+            self.reordered_distances.resize(self.filled, T::default());
+        }
+        // Lists gathered for consecutive slots move as one piece.
+        let mut piece = (0usize, 0usize, 0usize);
+        let mut next_slot = u32::MAX;
+        let mut from = 0usize;
+        for k in 0..=count {
+            let slot = self.slots.get(k).copied();
+            if slot.is_some() && slot == Some(next_slot) {
+                piece.2 += self.lens[k] as usize;
+            } else {
+                let (at, to, len) = piece;
+                self.reordered[to..to + len].copy_from_slice(&self.entries[at..at + len]);
+                if with_distances {
+                    self.reordered_distances[to..to + len]
+                        .copy_from_slice(&self.distances[at..at + len]);
+                }
+                if let Some(slot) = slot {
+                    piece = (
+                        from,
+                        self.list_starts[slot as usize - first] as usize,
+                        self.lens[k] as usize,
+                    );
+                }
+            }
+            if let Some(slot) = slot {
+                next_slot = slot.wrapping_add(1);
+                from += self.lens[k] as usize;
+            }
+        }
+        for (k, (slot, len)) in self.slots.iter_mut().zip(&mut self.lens).enumerate() {
+            *slot = (first + k) as u32;
+            *len = self.list_starts[k + 1] - self.list_starts[k];
+        }
+        self.in_list_order = true;
+    }
+}
+
+/// Sorts runs by their first position: by insertion while few are out of place (a unit of
+/// points moved a little since they were in cell order), else by the standard sort.
+fn sort_runs(runs: &mut [(u32, u32)]) {
+    let mut moves = 0usize;
+    for i in 1..runs.len() {
+        let run = runs[i];
+        let mut j = i;
+        while j > 0 && runs[j - 1].0 > run.0 {
+            runs[j] = runs[j - 1];
+            j -= 1;
+        }
+        runs[j] = run;
+        moves += i - j;
+        if moves > 4 * runs.len() {
+            runs.sort_unstable_by_key(|run| run.0);
+            return;
+        }
+    }
+}

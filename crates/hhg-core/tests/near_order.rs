@@ -1,0 +1,373 @@
+//! Differential tests of input nearly in cell order (moved after a reorder, Morton order,
+//! partly sorted, cells in shuffled blocks) and of lists in cell order, against brute force.
+
+use hhg_core::reorder::apply_order;
+use hhg_core::{
+    Grid, Kernel, ListOrder, ListPass, NeighborLists, NeighborSearch, Real, RunTimeDispatch,
+};
+use hhg_testkit::{
+    Csr, Scene, SplitMix64, THREAD_COUNTS, TestReal, check_list_distances, check_lists,
+    for_both_precisions, gaussian_clusters, in_pool, lattice, oracle_cross, oracle_self, shuffle,
+    to_real, uniform_box, uniform_cube,
+};
+
+/// The kernel and run-time build of every path the tests compare.
+const PATHS: [(Kernel, RunTimeDispatch); 4] = [
+    (Kernel::Simd, RunTimeDispatch::Widest),
+    (Kernel::Simd, RunTimeDispatch::UpToAvx2),
+    (Kernel::Simd, RunTimeDispatch::Off),
+    (Kernel::Scalar, RunTimeDispatch::Widest),
+];
+
+/// `points` in the cell order of a grid of radius `radius` over them.
+fn in_cell_order<T: Real>(points: &[[T; 3]], radius: T) -> Vec<[T; 3]> {
+    let mut grid = Grid::new(radius).expect("a valid radius");
+    grid.build(points).expect("valid points");
+    let mut sorted = points.to_vec();
+    apply_order(grid.order(), &mut sorted);
+    sorted
+}
+
+/// `points` in cell order, then each coordinate moved by a uniform offset of up to `by`.
+fn drifted(rng: &mut SplitMix64, points: &[[f64; 3]], radius: f64, by: f64) -> Vec<[f64; 3]> {
+    in_cell_order(points, radius)
+        .iter()
+        .map(|p| p.map(|v| v + rng.range(-by, by)))
+        .collect()
+}
+
+/// Interleaves the low 21 bits of three cell coordinates, x lowest.
+fn morton(cell: [u64; 3]) -> u64 {
+    let spread = |v: u64| (0..21).fold(0u64, |code, bit| code | ((v >> bit) & 1) << (3 * bit));
+    spread(cell[0]) | spread(cell[1]) << 1 | spread(cell[2]) << 2
+}
+
+/// `points` in the Morton order of cells of edge `edge` counted from `origin` (not the
+/// grid's cells, so a Morton cell may span several of them).
+fn morton_ordered(points: &[[f64; 3]], origin: [f64; 3], edge: f64) -> Vec<[f64; 3]> {
+    let mut keyed: Vec<(u64, [f64; 3])> = points
+        .iter()
+        .map(|&p| {
+            let cell = std::array::from_fn(|a| ((p[a] - origin[a]) / edge).floor().max(0.0) as u64);
+            (morton(cell), p)
+        })
+        .collect();
+    keyed.sort_by_key(|&(code, _)| code);
+    keyed.into_iter().map(|(_, p)| p).collect()
+}
+
+/// `points` in cell order, with the last `tail` of them shuffled among themselves.
+fn partly_sorted(
+    rng: &mut SplitMix64,
+    points: &[[f64; 3]],
+    radius: f64,
+    tail: f64,
+) -> Vec<[f64; 3]> {
+    let mut sorted = in_cell_order(points, radius);
+    let from = ((1.0 - tail) * sorted.len() as f64) as usize;
+    shuffle(rng, &mut sorted[from..]);
+    sorted
+}
+
+/// `points` in cell order, cut into blocks of `block` points, the blocks shuffled: the
+/// points of a cell stay mostly together, but a work unit's cells lie far apart.
+fn blocks_shuffled(
+    rng: &mut SplitMix64,
+    points: &[[f64; 3]],
+    radius: f64,
+    block: usize,
+) -> Vec<[f64; 3]> {
+    let sorted = in_cell_order(points, radius);
+    let mut blocks: Vec<&[[f64; 3]]> = sorted.chunks(block).collect();
+    shuffle(rng, &mut blocks);
+    blocks.concat()
+}
+
+/// The variants of one cloud nearly in cell order, each with its name.
+fn variants(seed: u64, points: &[[f64; 3]], radius: f64) -> Vec<(String, Vec<[f64; 3]>)> {
+    let mut rng = SplitMix64::new(seed);
+    let mut origin = [f64::INFINITY; 3];
+    for p in points {
+        for a in 0..3 {
+            origin[a] = origin[a].min(p[a]);
+        }
+    }
+    vec![
+        (
+            "moved by 0.1 r".into(),
+            drifted(&mut rng, points, radius, 0.1 * radius),
+        ),
+        (
+            "moved by 0.005 r".into(),
+            drifted(&mut rng, points, radius, 0.005 * radius),
+        ),
+        (
+            "moved by 0.5 r".into(),
+            drifted(&mut rng, points, radius, 0.5 * radius),
+        ),
+        (
+            "Morton order of cells of r".into(),
+            morton_ordered(points, origin, radius),
+        ),
+        (
+            "Morton order of offset cells of 1.7 r".into(),
+            morton_ordered(points, origin.map(|o| o - 0.3 * radius), 1.7 * radius),
+        ),
+        (
+            "a third shuffled".into(),
+            partly_sorted(&mut rng, points, radius, 0.33),
+        ),
+        (
+            "blocks of 37 shuffled".into(),
+            blocks_shuffled(&mut rng, points, radius, 37),
+        ),
+    ]
+}
+
+/// Every list of `lists` follows `grid`'s cell order: the sorted positions of its entries
+/// ascend.
+fn assert_lists_in_cell_order<T: Real>(what: &str, lists: &NeighborLists<T>, grid: &Grid<T>) {
+    let mut position = vec![0u32; grid.len()];
+    for (k, &i) in grid.order().iter().enumerate() {
+        position[i as usize] = k as u32;
+    }
+    for i in 0..lists.len() {
+        let list = lists.neighbors(i);
+        assert!(
+            list.windows(2)
+                .all(|w| position[w[0] as usize] < position[w[1] as usize]),
+            "{what}: list {i} is not in cell order: {list:?}"
+        );
+    }
+}
+
+/// Every list sorted ascending, for comparing lists in cell order with the oracle.
+fn sorted_copy<T: TestReal>(lists: &NeighborLists<T>) -> Vec<Vec<u32>> {
+    (0..lists.len())
+        .map(|i| {
+            let mut list = lists.neighbors(i).to_vec();
+            list.sort_unstable();
+            list
+        })
+        .collect()
+}
+
+/// What one path computed, for comparing paths bit for bit.
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    lists: Csr,
+    with_distances: Csr,
+    queries: Csr,
+    cross: Csr,
+}
+
+/// Checks every path's self lists (with and without distances), query lists and lists of a
+/// second set against brute force, in both list orders, and that every path of one order
+/// gives the same bits; returns the pass the scene took.
+fn check_scene<T: TestReal>(scene: &Scene<T>, expect_pass: Option<ListPass>) -> ListPass {
+    let points = &scene.points;
+    let radius = scene.radius;
+    let expected = oracle_self(points, radius);
+    let mut rng = SplitMix64::new(points.len() as u64);
+    let second: Vec<[T; 3]> = to_real(&uniform_box(&mut rng, 300, [-2.0; 3], [12.0; 3]));
+    let expected_cross = oracle_cross(&second, points, radius);
+    let mut pass = ListPass::Empty;
+    for list_order in [ListOrder::Ascending, ListOrder::CellOrder] {
+        let mut reference: Option<(String, Outcome)> = None;
+        for (kernel, dispatch) in PATHS {
+            for threads in THREAD_COUNTS {
+                let what = format!(
+                    "{} [{list_order:?}, {kernel:?}, {dispatch:?}, {threads} threads]",
+                    scene.name
+                );
+                let outcome = in_pool(threads, || {
+                    let mut grid = Grid::new(radius).expect("a valid radius");
+                    grid.set_kernel(kernel);
+                    grid.set_run_time_dispatch(dispatch);
+                    grid.set_list_order(list_order);
+                    grid.build(points).expect("valid points");
+                    pass = grid.list_pass();
+                    if let Some(expect_pass) = expect_pass {
+                        assert_eq!(pass, expect_pass, "{what}: the list pass");
+                    }
+                    let mut second_grid = Grid::new(radius).expect("a valid radius");
+                    second_grid.build(&second).expect("valid points");
+                    let mut lists = NeighborLists::default();
+                    let mut with_distances = NeighborLists::default();
+                    let mut queries = NeighborLists::default();
+                    let mut cross = NeighborLists::default();
+                    // Twice, so the second pass runs on reused buffers.
+                    for _ in 0..2 {
+                        grid.neighbor_lists(&mut lists);
+                        grid.neighbor_lists_with_distances(&mut with_distances);
+                        grid.query(&second, &mut queries).expect("finite queries");
+                        grid.lists_for(&second_grid, &mut cross, true);
+                    }
+                    if list_order == ListOrder::Ascending {
+                        check_lists(&what, &lists, &expected);
+                        check_lists(&what, &with_distances, &expected);
+                        check_lists(&what, &queries, &expected_cross);
+                        check_lists(&what, &cross, &expected_cross);
+                    } else {
+                        assert_eq!(sorted_copy(&lists), expected, "{what}: lists");
+                        assert_eq!(sorted_copy(&with_distances), expected, "{what}: lists");
+                        assert_eq!(sorted_copy(&queries), expected_cross, "{what}: queries");
+                        assert_eq!(sorted_copy(&cross), expected_cross, "{what}: lists_for");
+                        for (label, lists) in [
+                            ("lists", &lists),
+                            ("with distances", &with_distances),
+                            ("queries", &queries),
+                            ("lists_for", &cross),
+                        ] {
+                            assert_lists_in_cell_order(&format!("{what}: {label}"), lists, &grid);
+                        }
+                    }
+                    check_list_distances(&what, &with_distances, points, points);
+                    check_list_distances(&what, &cross, &second, points);
+                    Outcome {
+                        lists: Csr::of(&lists),
+                        with_distances: Csr::of(&with_distances),
+                        queries: Csr::of(&queries),
+                        cross: Csr::of(&cross),
+                    }
+                });
+                match &reference {
+                    None => reference = Some((what, outcome)),
+                    Some((first, reference)) => {
+                        assert!(outcome == *reference, "{what} differs from {first}")
+                    }
+                }
+            }
+        }
+    }
+    pass
+}
+
+/// Runs every variant of a cloud; the variants that keep cells together must take the pass
+/// for input nearly in cell order.
+fn check_variants<T: TestReal>(name: &str, seed: u64, points: &[[f64; 3]], radius: f64) {
+    for (variant, moved) in variants(seed, points, radius) {
+        let scene = Scene::<T>::new(format!("{name}, {variant}"), &moved, radius);
+        let expect = (!variant.contains("0.5 r") && !variant.contains("shuffled"))
+            .then_some(ListPass::NearCellOrder);
+        check_scene(&scene, expect);
+    }
+}
+
+/// Uniform points, ~30 neighbours each, in a dense table.
+fn uniform_nearly_in_order<T: TestReal>() {
+    for (seed, n) in [(1, 3000), (2, 700)] {
+        let mut rng = SplitMix64::new(seed);
+        let points = uniform_cube(&mut rng, n, [0.5, -3.0, 7.25], 1.0, 30.0);
+        check_variants::<T>(&format!("uniform cube, seed {seed}"), seed, &points, 1.0);
+    }
+}
+
+/// Clusters in a big box: a hashed table whose rows wrap around.
+fn clusters_nearly_in_order<T: TestReal>() {
+    let mut rng = SplitMix64::new(7);
+    let clusters = [(1200, 1.5), (600, 4.0), (300, 0.05), (60, 80.0), (1, 0.0)];
+    let points = gaussian_clusters(&mut rng, &clusters, 2e4);
+    check_variants::<T>("Gaussian clusters", 7, &points, 1.0);
+}
+
+/// A lattice with spacing r: pairs at exactly r along the axes, points on cell borders.
+fn lattice_nearly_in_order<T: TestReal>() {
+    let points = lattice([13, 12, 11], 0.5, [-3.0, 2.0, -1.5]);
+    check_variants::<T>("lattice with spacing r", 9, &points, 0.5);
+}
+
+/// Random order takes the general pass (where units hold a small part of each bucket's
+/// points), cell order its own, Morton order the pass for input nearly in cell order.
+fn passes_follow_the_order<T: TestReal>() {
+    let mut rng = SplitMix64::new(3);
+    let mut points = uniform_cube(&mut rng, 60_000, [0.0; 3], 1.0, 40.0);
+    shuffle(&mut rng, &mut points);
+    let mut grid = Grid::new(T::from_f64(1.0)).expect("a valid radius");
+    grid.build(&to_real::<T>(&points)).expect("valid points");
+    assert_eq!(grid.list_pass(), ListPass::General, "random order");
+    let sorted = in_cell_order(&points, 1.0);
+    grid.build(&to_real::<T>(&sorted)).expect("valid points");
+    assert_eq!(grid.list_pass(), ListPass::InCellOrder, "cell order");
+    let morton = morton_ordered(&points, [-20.0; 3], 1.3);
+    grid.build(&to_real::<T>(&morton)).expect("valid points");
+    assert_eq!(grid.list_pass(), ListPass::NearCellOrder, "Morton order");
+
+    let small: Vec<[f64; 3]> = points[..2000].to_vec();
+    let sorted = Scene::<T>::new("uniform cube, cell order", &in_cell_order(&small, 1.0), 1.0);
+    assert_eq!(check_scene(&sorted, None), ListPass::InCellOrder);
+    let empty = Scene::<T>::new("empty", &[], 1.0);
+    assert_eq!(check_scene(&empty, None), ListPass::Empty);
+}
+
+/// Several point sets with an activation table, nearly in cell order, in both list orders:
+/// the lists of every active pair of sets against brute force, the same for any thread
+/// count.
+fn several_sets_nearly_in_order<T: TestReal>() {
+    let mut rng = SplitMix64::new(5);
+    let fluid = uniform_cube(&mut rng, 2500, [0.0; 3], 1.0, 30.0);
+    let fluid = drifted(&mut rng, &fluid, 1.0, 0.1);
+    let walls = uniform_box(&mut rng, 800, [-7.0, -7.0, -7.0], [7.0, 7.0, -5.5]);
+    let walls = morton_ordered(&walls, [-7.0; 3], 1.0);
+    let (fluid, walls): (Vec<[T; 3]>, Vec<[T; 3]>) = (to_real(&fluid), to_real(&walls));
+    let radius = T::from_f64(1.0);
+    for list_order in [ListOrder::Ascending, ListOrder::CellOrder] {
+        let mut reference: Option<Vec<Csr>> = None;
+        for threads in THREAD_COUNTS {
+            let outcome = in_pool(threads, || {
+                let mut search = NeighborSearch::new(radius).expect("a valid radius");
+                search.set_list_order(list_order);
+                let f = search.add_dynamic_set(&fluid).expect("fluid");
+                let w = search.add_static_set(&walls).expect("walls");
+                for (a, b) in [(f, f), (f, w), (w, f)] {
+                    search.set_active(a, b, true).expect("known sets");
+                }
+                assert_eq!(
+                    search.grid(f).expect("the fluid").list_pass(),
+                    ListPass::NearCellOrder,
+                    "the moved fluid"
+                );
+                search.find_neighbors().expect("a search");
+                let mut outcome = Vec::new();
+                let sets = [(f, &fluid), (w, &walls)];
+                for &(a, searching) in &sets {
+                    for &(b, searched) in &sets {
+                        let lists = search.neighbors(a, b);
+                        if a == w && b == w {
+                            assert!(lists.is_none(), "inactive pair of sets has lists");
+                            continue;
+                        }
+                        let lists = lists.expect("an active pair of sets");
+                        let expected = if a == b {
+                            oracle_self(searching, radius)
+                        } else {
+                            oracle_cross(searching, searched, radius)
+                        };
+                        let what = format!("sets {a} -> {b}, {list_order:?}, {threads} threads");
+                        if list_order == ListOrder::Ascending {
+                            check_lists(&what, lists, &expected);
+                        } else {
+                            assert_eq!(sorted_copy(lists), expected, "{what}");
+                            let grid = search.grid(b).expect("the searched set");
+                            assert_lists_in_cell_order(&what, lists, grid);
+                        }
+                        outcome.push(Csr::of(lists));
+                    }
+                }
+                outcome
+            });
+            match &reference {
+                None => reference = Some(outcome),
+                Some(reference) => assert!(outcome == *reference, "{threads} threads differ"),
+            }
+        }
+    }
+}
+
+for_both_precisions!(
+    uniform_nearly_in_order,
+    clusters_nearly_in_order,
+    lattice_nearly_in_order,
+    passes_follow_the_order,
+    several_sets_nearly_in_order,
+);
