@@ -25,12 +25,22 @@ use crate::parallel::{DisjointSlice, exclusive_scan, keep_larger, prefetch, rese
 use crate::real::{LANES, Real};
 use crate::simd::{Build, avx2_build, avx512_build};
 use crate::smallsort::{NETWORK_MAX, sort_padded};
+use in_order::UnitsInSequence;
 
 /// How many lists ahead the copy of lists into place asks the cache for their places.
 const SCATTER_AHEAD: usize = 8;
 
 /// Query points per work part.
 const QUERY_CHUNK: usize = 1024;
+
+/// How the searchers of a cross search map to lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SearcherOrder {
+    /// Searcher `k` is list `k`: each chunk's lists are consecutive.
+    ListOrder,
+    /// Searchers map to lists in any order.
+    Any,
+}
 
 /// The order of the entries of each neighbour list (see [`Grid::set_list_order`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -852,6 +862,9 @@ struct SearcherTask<'a, S> {
     table: &'a CellTable,
     range: std::ops::Range<usize>,
     searcher: &'a S,
+    /// Whether a searcher without possible neighbours records an empty list (so that the
+    /// lists of a range of searchers are consecutive), or none (its list stays empty).
+    record_empty: bool,
 }
 
 impl<T: Real, S: Fn(usize) -> ([T; 3], usize)> KernelTask<T> for SearcherTask<'_, S> {
@@ -860,7 +873,14 @@ impl<T: Real, S: Fn(usize) -> ([T; 3], usize)> KernelTask<T> for SearcherTask<'_
     #[inline(always)]
     fn run<K: MaskKernel>(&self, grid: &Grid<T>, part: &mut PartBuffer<T>, with_distances: bool) {
         let range = self.range.clone();
-        grid.gather_searchers_with::<K>(self.table, range, self.searcher, part, with_distances);
+        grid.gather_searchers_with::<K>(
+            self.table,
+            range,
+            self.searcher,
+            part,
+            with_distances,
+            self.record_empty,
+        );
     }
 }
 
@@ -1057,15 +1077,32 @@ impl<T: Real> Grid<T> {
         if let Some(error) = first_non_finite(queries) {
             return Err(error);
         }
-        self.cross_lists(queries.len(), |k| (queries.get(k), k), out, with_distances);
+        let searcher = |k| (queries.get(k), k);
+        let order = SearcherOrder::ListOrder;
+        self.cross_lists(queries.len(), searcher, order, out, with_distances);
         Ok(())
     }
 
     /// The neighbour lists of every point of `searching` (another set, built with its own
     /// grid) against this set, in `searching`'s numbering.
     pub fn lists_for(&self, searching: &Grid<T>, out: &mut NeighborLists<T>, with_distances: bool) {
-        let searcher = |k: usize| (searching.sorted.point(k), searching.order[k] as usize);
-        self.cross_lists(searching.len(), searcher, out, with_distances);
+        let n = searching.len();
+        if searching.in_cell_order {
+            // Sorted positions are the searching set's numbering.
+            let searcher = |k: usize| (searching.sorted.point(k), k);
+            self.cross_lists(n, searcher, SearcherOrder::ListOrder, out, with_distances);
+        } else if searching.table.is_some() && searching.nearly_in_cell_order() {
+            // The searching set in its own numbering, which keeps its cells together.
+            let mut inverse = std::mem::take(&mut out.inverse);
+            searching.inverse_order(&mut inverse);
+            let searcher = |i: usize| (searching.sorted.point(inverse[i] as usize), i);
+            self.cross_lists(n, searcher, SearcherOrder::ListOrder, out, with_distances);
+            out.inverse = inverse;
+        } else {
+            // The searching set in cell order, to batch the points of its cells.
+            let searcher = |k: usize| (searching.sorted.point(k), searching.order[k] as usize);
+            self.cross_lists(n, searcher, SearcherOrder::Any, out, with_distances);
+        }
     }
 
     /// Neighbours of one query point: calls `visit(j, d2)` for every point `j` of the set
@@ -1104,16 +1141,25 @@ impl<T: Real> Grid<T> {
         &self,
         count: usize,
         searcher: impl Fn(usize) -> ([T; 3], usize) + Sync,
+        searcher_order: SearcherOrder,
         out: &mut NeighborLists<T>,
         with_distances: bool,
     ) {
         match self.kernel {
-            Kernel::Simd => {
-                self.cross_lists_with::<SimdKernel>(count, searcher, out, with_distances)
-            }
-            Kernel::Scalar => {
-                self.cross_lists_with::<ScalarKernel>(count, searcher, out, with_distances)
-            }
+            Kernel::Simd => self.cross_lists_with::<SimdKernel>(
+                count,
+                searcher,
+                searcher_order,
+                out,
+                with_distances,
+            ),
+            Kernel::Scalar => self.cross_lists_with::<ScalarKernel>(
+                count,
+                searcher,
+                searcher_order,
+                out,
+                with_distances,
+            ),
         }
     }
 
@@ -1129,6 +1175,7 @@ impl<T: Real> Grid<T> {
         searcher: &impl Fn(usize) -> ([T; 3], usize),
         part: &mut PartBuffer<T>,
         with_distances: bool,
+        record_empty: bool,
     ) {
         let mut batch = Batch::new();
         let mut current: Option<(u32, Ranges)> = None;
@@ -1136,6 +1183,16 @@ impl<T: Real> Grid<T> {
             let (point, slot) = searcher(k);
             let cell = table.coords(point);
             if !table.may_have_neighbours(cell) {
+                if record_empty {
+                    // The lists so far go first, to keep the lists in searcher order.
+                    if let Some((_, ranges)) = &current
+                        && batch.len > 0
+                    {
+                        gather_batch::<T, K>(self, ranges, &batch, part, with_distances, |k| k);
+                    }
+                    batch.len = 0;
+                    part.push_list(slot, 0);
+                }
                 continue;
             }
             let bucket = table.bucket(cell);
@@ -1167,16 +1224,38 @@ impl<T: Real> Grid<T> {
         &self,
         count: usize,
         searcher: impl Fn(usize) -> ([T; 3], usize) + Sync,
+        searcher_order: SearcherOrder,
         out: &mut NeighborLists<T>,
         with_distances: bool,
     ) {
         let parts = count.div_ceil(QUERY_CHUNK);
-        out.reset(count, parts, with_distances);
         let Some(table) = self.table.as_ref() else {
+            out.reset(count, parts, with_distances);
             out.clear_entries();
             return;
         };
         let build = self.run_time_build::<K>();
+        if searcher_order == SearcherOrder::ListOrder {
+            // Each chunk's lists are consecutive: they go into place while hot.
+            let chunk = |unit: usize| unit * QUERY_CHUNK..((unit + 1) * QUERY_CHUNK).min(count);
+            let units = UnitsInSequence {
+                count: parts,
+                first_list: |unit: usize| unit * QUERY_CHUNK,
+                points: |unit: usize| chunk(unit).len(),
+                gather: |unit: usize, part: &mut PartBuffer<T>| {
+                    let task = SearcherTask {
+                        table,
+                        range: chunk(unit),
+                        searcher: &searcher,
+                        record_empty: true,
+                    };
+                    self.run_task::<K, _>(&task, part, with_distances, build);
+                },
+            };
+            in_order::lists_in_sequence(count, &units, out, with_distances);
+            return;
+        }
+        out.reset(count, parts, with_distances);
         out.parts[..parts]
             .par_iter_mut()
             .enumerate()
@@ -1187,6 +1266,7 @@ impl<T: Real> Grid<T> {
                     table,
                     range,
                     searcher: &searcher,
+                    record_empty: false,
                 };
                 self.run_task::<K, _>(&task, part, with_distances, build);
             });
@@ -1199,7 +1279,7 @@ mod tests {
     use hhg_testkit::SplitMix64;
 
     use super::{
-        NeighborLists, PACK_MIN, PartBuffer, RUN_WIDTH, UNSORTED_PROBE, UNSORTED_STREAK,
+        ListPass, NeighborLists, PACK_MIN, PartBuffer, RUN_WIDTH, UNSORTED_PROBE, UNSORTED_STREAK,
         is_ascending,
     };
     use crate::RunTimeDispatch;
@@ -1216,8 +1296,10 @@ mod tests {
     #[test]
     fn batches_of_enough_points_pack_their_candidates() {
         let mut rng = SplitMix64::new(5);
-        let dense: Vec<[f32; 3]> = (0..3000)
-            .map(|_| std::array::from_fn(|_| rng.range(0.0, 4.0) as f32))
+        // Enough points that a work unit holds a small part of each bucket's points: random
+        // order then takes the general pass.
+        let dense: Vec<[f32; 3]> = (0..20_000)
+            .map(|_| std::array::from_fn(|_| rng.range(0.0, 10.0) as f32))
             .collect();
         // One point in every third cell along each axis (in reverse cell order): a bucket's
         // batch, or a run of up to RUN_WIDTH buckets of a row, holds at most 3 points, fewer
@@ -1233,19 +1315,22 @@ mod tests {
                 ]
             })
             .collect();
-        for (points, kernel, packs) in [
-            (&dense, Kernel::Simd, true),
-            (&dense, Kernel::Scalar, false),
-            (&sparse, Kernel::Simd, false),
+        // The sparse points change bucket at every point in any order: they take the pass
+        // for input nearly in cell order.
+        for (points, kernel, packs, pass) in [
+            (&dense, Kernel::Simd, true, ListPass::General),
+            (&dense, Kernel::Scalar, false, ListPass::General),
+            (&sparse, Kernel::Simd, false, ListPass::NearCellOrder),
         ] {
             let mut grid = Grid::<f32>::new(1.0).unwrap();
             grid.set_kernel(kernel);
             grid.build(points).unwrap();
-            assert!(!grid.in_cell_order, "the general pass is meant to run");
+            assert_eq!(grid.list_pass(), pass, "{} points", points.len());
             for with_distances in [false, true] {
                 let mut lists = NeighborLists::default();
                 grid.self_lists(&mut lists, with_distances);
-                let packed = lists.parts.iter().any(|part| !part.packed.ids().is_empty());
+                let packed = lists.parts.iter().any(|part| !part.packed.ids().is_empty())
+                    || lists.in_order.any_packed();
                 assert_eq!(
                     packed,
                     packs,

@@ -159,6 +159,7 @@ struct Outcome {
     with_distances: Csr,
     queries: Csr,
     cross: Csr,
+    back: Csr,
 }
 
 /// Checks every path's self lists (with and without distances), query lists and lists of a
@@ -171,6 +172,7 @@ fn check_scene<T: TestReal>(scene: &Scene<T>, expect_pass: Option<ListPass>) -> 
     let mut rng = SplitMix64::new(points.len() as u64);
     let second: Vec<[T; 3]> = to_real(&uniform_box(&mut rng, 300, [-2.0; 3], [12.0; 3]));
     let expected_cross = oracle_cross(&second, points, radius);
+    let expected_back = oracle_cross(points, &second, radius);
     let mut pass = ListPass::Empty;
     for list_order in [ListOrder::Ascending, ListOrder::CellOrder] {
         let mut reference: Option<(String, Outcome)> = None;
@@ -196,23 +198,30 @@ fn check_scene<T: TestReal>(scene: &Scene<T>, expect_pass: Option<ListPass>) -> 
                     let mut with_distances = NeighborLists::default();
                     let mut queries = NeighborLists::default();
                     let mut cross = NeighborLists::default();
+                    let mut back = NeighborLists::default();
+                    second_grid.set_list_order(list_order);
                     // Twice, so the second pass runs on reused buffers.
                     for _ in 0..2 {
                         grid.neighbor_lists(&mut lists);
                         grid.neighbor_lists_with_distances(&mut with_distances);
                         grid.query(&second, &mut queries).expect("finite queries");
                         grid.lists_for(&second_grid, &mut cross, true);
+                        // The scene's points (in their order) searching the second set.
+                        second_grid.lists_for(&grid, &mut back, true);
                     }
                     if list_order == ListOrder::Ascending {
                         check_lists(&what, &lists, &expected);
                         check_lists(&what, &with_distances, &expected);
                         check_lists(&what, &queries, &expected_cross);
                         check_lists(&what, &cross, &expected_cross);
+                        check_lists(&what, &back, &expected_back);
                     } else {
                         assert_eq!(sorted_copy(&lists), expected, "{what}: lists");
                         assert_eq!(sorted_copy(&with_distances), expected, "{what}: lists");
                         assert_eq!(sorted_copy(&queries), expected_cross, "{what}: queries");
                         assert_eq!(sorted_copy(&cross), expected_cross, "{what}: lists_for");
+                        assert_eq!(sorted_copy(&back), expected_back, "{what}: back");
+                        assert_lists_in_cell_order(&format!("{what}: back"), &back, &second_grid);
                         for (label, lists) in [
                             ("lists", &lists),
                             ("with distances", &with_distances),
@@ -224,11 +233,13 @@ fn check_scene<T: TestReal>(scene: &Scene<T>, expect_pass: Option<ListPass>) -> 
                     }
                     check_list_distances(&what, &with_distances, points, points);
                     check_list_distances(&what, &cross, &second, points);
+                    check_list_distances(&what, &back, points, &second);
                     Outcome {
                         lists: Csr::of(&lists),
                         with_distances: Csr::of(&with_distances),
                         queries: Csr::of(&queries),
                         cross: Csr::of(&cross),
+                        back: Csr::of(&back),
                     }
                 });
                 match &reference {

@@ -1,6 +1,8 @@
 //! The dam-break scenario: tank and water column sizes, resolution and the physical and
 //! numerical parameters of the solver.
 
+use hhg_core::ListOrder;
+
 use crate::error::SphError;
 
 /// A dam break in a closed box: a block of water at rest in the corner of a tank at the
@@ -38,6 +40,11 @@ pub struct DamBreak {
     /// step's grid build, which becomes their numbering (0 never reorders after the initial
     /// permutation).
     pub reorder_every: usize,
+    /// The order of the entries of each neighbour list: ascending (the default) or the
+    /// search's cell order, which skips sorting the lists between two reorderings. The sums
+    /// over a list then add in another order: the results differ by rounding, and stay
+    /// deterministic.
+    pub list_order: ListOrder,
 }
 
 impl Default for DamBreak {
@@ -56,6 +63,7 @@ impl Default for DamBreak {
             density_diffusion: 0.1,
             cfl: 0.2,
             reorder_every: 10,
+            list_order: ListOrder::Ascending,
         }
     }
 }

@@ -328,6 +328,7 @@ impl Simulation {
         // neighbours (forces, continuity); the walls look for fluid neighbours (the wall
         // pressure is extrapolated from the fluid around each boundary particle).
         let mut search = NeighborSearch::new(kernel.support())?;
+        search.set_list_order(config.list_order);
         let fluid_set = search.add_dynamic_set(&fluid.pos)?;
         let boundary_set = search.add_static_set(&boundary.pos)?;
         search.set_active(fluid_set, fluid_set, true)?;

@@ -58,6 +58,16 @@ pub(super) struct Scratch<T> {
     pending: Vec<VecDeque<Pending<T>>>,
 }
 
+#[cfg(test)]
+impl<T: Real> Scratch<T> {
+    /// Whether a slot's buffer holds candidates packed for a batch.
+    pub(super) fn any_packed(&self) -> bool {
+        self.slots
+            .iter()
+            .any(|slot| !lock(slot).buffer.packed.ids().is_empty())
+    }
+}
+
 impl<T> Clone for Scratch<T> {
     fn clone(&self) -> Self {
         Self {

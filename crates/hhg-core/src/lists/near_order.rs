@@ -125,10 +125,14 @@ impl<T: Real> Grid<T> {
             .step_by(SAMPLE_EVERY)
             .map(|unit| {
                 let from = unit * UNIT_POINTS;
-                let mut unit_keys = keys[from..(from + UNIT_POINTS).min(n)].to_vec();
+                let to = (from + UNIT_POINTS).min(n);
+                // On the stack: a pass after warm-up allocates nothing.
+                let mut unit_keys = [0u32; UNIT_POINTS];
+                let unit_keys = &mut unit_keys[..to - from];
+                unit_keys.copy_from_slice(&keys[from..to]);
                 unit_keys.sort_unstable();
-                unit_keys.dedup();
-                ((from + UNIT_POINTS).min(n) - from, unit_keys.len())
+                let buckets = 1 + unit_keys.windows(2).filter(|w| w[0] != w[1]).count();
+                (to - from, buckets)
             })
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
         // points / buckets >= (sampled / cell_changes) / LOSS.
@@ -147,23 +151,7 @@ impl<T: Real> Grid<T> {
     ) {
         let n = self.len();
         let mut inverse = std::mem::take(&mut out.inverse);
-        if inverse.len() < n {
-            inverse.resize(n, 0);
-        }
-        {
-            let shared = DisjointSlice::new(&mut inverse[..n]);
-            self.order[..n]
-                .par_chunks(RUN_COUNT_CHUNK)
-                .enumerate()
-                .for_each(|(c, order)| {
-                    for (k, &i) in order.iter().enumerate() {
-                        debug_assert!((i as usize) < n);
-                        // SAFETY: `order[..n]` is a permutation of `0..n`, so every caller
-                        // index is written once, by one task, and is in bounds.
-                        unsafe { shared.write(i as usize, (c * RUN_COUNT_CHUNK + k) as u32) };
-                    }
-                });
-        }
+        self.inverse_order(&mut inverse);
         let build = self.run_time_build::<K>();
         let range = |unit: usize| {
             let from = unit * UNIT_POINTS;
@@ -189,6 +177,27 @@ impl<T: Real> Grid<T> {
         };
         lists_in_sequence(n, &units, out, with_distances);
         out.inverse = inverse;
+    }
+
+    /// Fills `inverse[..len()]` with the sorted position of each caller index (the inverse
+    /// of `order`), in parallel; `inverse` only grows.
+    pub(super) fn inverse_order(&self, inverse: &mut Vec<u32>) {
+        let n = self.len();
+        if inverse.len() < n {
+            inverse.resize(n, 0);
+        }
+        let shared = DisjointSlice::new(&mut inverse[..n]);
+        self.order[..n]
+            .par_chunks(RUN_COUNT_CHUNK)
+            .enumerate()
+            .for_each(|(c, order)| {
+                for (k, &i) in order.iter().enumerate() {
+                    debug_assert!((i as usize) < n);
+                    // SAFETY: `order[..n]` is a permutation of `0..n`, so every caller index
+                    // is written once, by one task, and is in bounds.
+                    unsafe { shared.write(i as usize, (c * RUN_COUNT_CHUNK + k) as u32) };
+                }
+            });
     }
 
     /// Gathers the lists of caller indices `range` into `part` with kernel `K`: their runs

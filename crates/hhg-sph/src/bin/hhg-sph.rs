@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use hhg_core::ListOrder;
 use hhg_sph::{DamBreak, Simulation, StepReport};
 
 const USAGE: &str = "\
@@ -17,6 +18,7 @@ usage: hhg-sph [options]
   --frames-every K   write a VTK frame every K steps, 0 for none (default 0)
   --print-every K    print a line every K steps (default 10)
   --reorder-every K  permute the particles into cell order every K steps (default 10)
+  --list-order O     ascending (default) or cell: the order of each neighbour list
   --out DIR          directory of the frames (default target/sph)
   --help             print this text";
 
@@ -29,6 +31,7 @@ struct Options {
     frames_every: usize,
     print_every: usize,
     reorder_every: usize,
+    list_order: ListOrder,
     out: PathBuf,
 }
 
@@ -40,6 +43,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
         frames_every: 0,
         print_every: 10,
         reorder_every: DamBreak::default().reorder_every,
+        list_order: ListOrder::Ascending,
         out: PathBuf::from("target/sph"),
     };
     let mut args = args.peekable();
@@ -60,6 +64,13 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
             "--frames-every" => options.frames_every = number()?,
             "--print-every" => options.print_every = number()?,
             "--reorder-every" => options.reorder_every = number()?,
+            "--list-order" => {
+                options.list_order = match value.as_str() {
+                    "ascending" => ListOrder::Ascending,
+                    "cell" => ListOrder::CellOrder,
+                    _ => return Err(format!("--list-order {value}: ascending or cell")),
+                }
+            }
             "--out" => options.out = PathBuf::from(&value),
             _ => return Err(format!("unknown option {flag}")),
         }
@@ -75,6 +86,7 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error + Send + Sync>
     let config = DamBreak {
         particles: options.particles,
         reorder_every: options.reorder_every,
+        list_order: options.list_order,
         ..DamBreak::default()
     };
     let setup = Instant::now();
