@@ -125,13 +125,11 @@ struct PartBuffer<T> {
     runs: Vec<(u32, u32)>,
     /// Where each list of such a unit starts among the unit's lists in list order.
     list_starts: Vec<u32>,
-    /// The lists of such a unit moved into list order, when they were gathered in another
-    /// (`in_list_order` set).
+    /// Where such a unit's lists are moved into list order; then swapped with `entries`,
+    /// so that it holds the lists as gathered.
     reordered: Vec<u32>,
     /// The distances alongside `reordered`.
     reordered_distances: Vec<T>,
-    /// Whether `reordered` (not `entries`) holds the unit's lists.
-    in_list_order: bool,
 }
 
 impl<T: Real> PartBuffer<T> {
@@ -151,13 +149,14 @@ impl<T: Real> PartBuffer<T> {
         self.packed.absorb(other.packed);
     }
 
-    /// The entries and the distances of the gathered lists, in the order of `slots`.
-    fn lists(&self) -> (&[u32], &[T]) {
-        if self.in_list_order {
-            (&self.reordered[..self.filled], &self.reordered_distances)
-        } else {
-            (&self.entries[..self.filled], &self.distances)
-        }
+    /// Frees the scratch that only a buffer kept for the next pass needs: a spare buffer
+    /// of a growing output waits with its lists and should hold nothing else.
+    fn release_scratch(&mut self) {
+        self.reordered = Vec::new();
+        self.reordered_distances = Vec::new();
+        self.merge = Vec::new();
+        self.sort_keys = Vec::new();
+        self.sort_distances = Vec::new();
     }
 }
 
@@ -166,7 +165,6 @@ impl<T: Copy + Default> PartBuffer<T> {
     fn start(&mut self, lists: usize) {
         self.filled = 0;
         self.unsorted_streak = 0;
-        self.in_list_order = false;
         self.slots.clear();
         self.lens.clear();
         reserve_with_slack(&mut self.slots, lists);

@@ -210,12 +210,11 @@ impl<T: Real> Destination<'_, T> {
         let at = start - self.base;
         // SAFETY: the caller guarantees the range is in the reserved room and this task's.
         let to = unsafe { self.indices.range_mut(at, part.filled) };
-        let (entries, distances) = part.lists();
-        self.copy_out(first, entries, to);
-        if let Some(to_distances) = &self.distances {
+        self.copy_out(first, &part.entries[..part.filled], to);
+        if let Some(distances) = &self.distances {
             // SAFETY: as above; the distances share the indices' layout.
-            let to = unsafe { to_distances.range_mut(at, part.filled) };
-            self.copy_out(first, &distances[..part.filled], to);
+            let to = unsafe { distances.range_mut(at, part.filled) };
+            self.copy_out(first, &part.distances[..part.filled], to);
         }
         let mut offset = start;
         for (k, &len) in part.lens.iter().enumerate() {
@@ -381,7 +380,7 @@ impl<T: Real> Grid<T> {
 
 /// Work units whose lists fill consecutive stretches of the output: unit `u` holds
 /// `points(u)` lists, from list `first_list(u)` on, which `gather(u, part)` gathers into
-/// `part` (ending with [`PartBuffer::lists`] holding them in list order).
+/// `part` (its `entries` holding them in list order at the end).
 pub(super) struct UnitsInSequence<F, P, G> {
     pub(super) count: usize,
     pub(super) first_list: F,
@@ -468,6 +467,10 @@ pub(super) fn lists_in_sequence<T, F, P, G>(
                 };
                 part.start((units.points)(unit));
                 (units.gather)(unit, &mut part);
+                if !from_slot {
+                    // It may wait long, with the lists of many others: only its lists stay.
+                    part.release_scratch();
+                }
                 debug_assert!(
                     part.slots
                         .first()

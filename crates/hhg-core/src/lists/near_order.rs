@@ -14,8 +14,8 @@
 //! cache) before they are copied into place.
 //!
 //! The pass is chosen when the caller's numbering keeps the points of a bucket together
-//! ([`NEAR_ORDER_MAX_CHANGES`]); input in random order takes the general pass, which batches
-//! every bucket's points whatever their numbering.
+//! ([`NEAR_ORDER_MAX_BATCH_LOSS`]); input in random order takes the general pass, which
+//! batches every bucket's points whatever their numbering.
 
 use rayon::prelude::*;
 
@@ -27,29 +27,37 @@ use crate::kernel::{BATCH, MaskKernel};
 use crate::parallel::DisjointSlice;
 use crate::real::Real;
 
-/// The pass for input nearly in cell order is taken at once when the caller's numbering
-/// changes bucket at most this many times as often as cell order does (which changes once
-/// per occupied bucket). Uniform points in cell order moved by up to 0.1 r change ~3.7
-/// times as often, in Morton order of the grid's cells ~1.1 times, in random order ~9 times
-/// (~9.5 points a bucket); random order passes only with fewer than 4 points a bucket.
-pub(super) const NEAR_ORDER_MAX_CHANGES: usize = 4;
-
-/// Otherwise the pass is taken when its batches, estimated on a sample of units as the
-/// points of a unit per bucket they fall in (a unit joins the points of one bucket into one
-/// run), are at least the general pass's (points per occupied bucket) divided by this.
-/// Morton order of cells that are not the grid's (a solver's own) changes bucket ~6 times
-/// as often as cell order, yet its units hold whole buckets.
+/// The pass for input nearly in cell order is taken when its batches, as a point sees them,
+/// are at least the general pass's divided by this. The general pass batches a point with
+/// all the points of its bucket; the pass for input nearly in cell order with the points of
+/// its bucket in its unit (a unit joins them into one run). Both are estimated on samples
+/// and weighted by points (a point in a bucket of `b` counts `b`), so that a few dense
+/// buckets among many sparse ones (clusters) weigh as much as their points: uniform points
+/// in cell order moved by up to 0.1 r, or in Morton order of any cells, keep most of each
+/// bucket in one unit; random order keeps ~1 point of a bucket of ~10 in a unit.
 pub(super) const NEAR_ORDER_MAX_BATCH_LOSS: usize = 2;
 
-/// Points per chunk of the parallel counts of bucket changes.
-const RUN_COUNT_CHUNK: usize = 1 << 16;
+/// One work unit in this many is measured (a sort of its 2048 keys each).
+const UNIT_SAMPLE_EVERY: usize = 16;
 
-/// Cell order's bucket changes are counted in one chunk of this many positions in every
-/// [`SAMPLE_EVERY`] (its reads go through `order`, at random in random input).
-const CELL_ORDER_SAMPLE: usize = 1 << 12;
+/// Points per chunk of the parallel inverse of `order`.
+const INVERSE_CHUNK: usize = 1 << 16;
 
-/// One chunk (or unit) in this many is sampled.
-const SAMPLE_EVERY: usize = 8;
+/// The sum of the squares of the lengths of the runs of equal values in `values`, and the
+/// count of values: their quotient is the mean run length as a value sees it.
+fn weighted_runs(values: impl Iterator<Item = u32>) -> (u64, u64) {
+    let (mut squares, mut count, mut run, mut last) = (0u64, 0u64, 0u64, None);
+    for value in values {
+        if last != Some(value) {
+            squares += run * run;
+            run = 0;
+            last = Some(value);
+        }
+        run += 1;
+        count += 1;
+    }
+    (squares + run * run, count)
+}
 
 /// The points of caller indices `range` searching their own set, gathered run by run
 /// (`inverse` maps caller indices to sorted positions).
@@ -76,68 +84,40 @@ impl<T: Real> KernelTask<T> for CallerRangeTask<'_> {
 
 impl<T: Real> Grid<T> {
     /// Tells whether the caller's numbering keeps the points of a bucket together well
-    /// enough for the pass for input nearly in cell order (see [`NEAR_ORDER_MAX_CHANGES`]
-    /// and [`NEAR_ORDER_MAX_BATCH_LOSS`]).
+    /// enough for the pass for input nearly in cell order (see
+    /// [`NEAR_ORDER_MAX_BATCH_LOSS`]).
     pub(super) fn nearly_in_cell_order(&self) -> bool {
         let n = self.len();
         if n < 2 {
             return false;
         }
         let keys = &self.keys[..n];
-        let order = &self.order[..n];
-        // Bucket changes between neighbours in the caller's numbering, counted in chunks that
-        // overlap by one.
-        let changes: usize = (0..n.div_ceil(RUN_COUNT_CHUNK))
+        let starts = &self.starts;
+        let sum = |a: [u64; 3], b: [u64; 3]| [a[0] + b[0], a[1] + b[1], a[2] + b[2]];
+        // On a sample of units, for every point: the size of its bucket (its batch in the
+        // general pass) and the points of its bucket in its unit (its batch here).
+        let [general, near, points] = (0..n.div_ceil(UNIT_POINTS))
             .into_par_iter()
-            .map(|c| {
-                let from = c * RUN_COUNT_CHUNK;
-                let to = (from + RUN_COUNT_CHUNK + 1).min(n);
-                keys[from..to]
-                    .windows(2)
-                    .map(|w| usize::from(w[0] != w[1]))
-                    .sum::<usize>()
-            })
-            .sum();
-        // Bucket changes in cell order, from a sample of chunks of sorted positions.
-        let step = CELL_ORDER_SAMPLE * SAMPLE_EVERY;
-        let (cell_changes, sampled) = (0..n.div_ceil(step))
-            .into_par_iter()
-            .map(|c| {
-                let from = c * step;
-                let to = (from + CELL_ORDER_SAMPLE + 1).min(n);
-                let sample = &order[from..to];
-                let changes = sample
-                    .windows(2)
-                    .map(|w| usize::from(keys[w[0] as usize] != keys[w[1] as usize]))
-                    .sum::<usize>();
-                (changes + 1, sample.len())
-            })
-            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-        // changes / n <= MAX * cell_changes / sampled (each count with one change of slack).
-        let (changes, cell_changes) = ((changes + 1) as u128, cell_changes as u128);
-        let (n128, sampled) = (n as u128, sampled as u128);
-        if changes * sampled <= NEAR_ORDER_MAX_CHANGES as u128 * cell_changes * n128 {
-            return true;
-        }
-        // The buckets a sample of units fall in: their points per bucket against cell order's.
-        let (points, buckets) = (0..n.div_ceil(UNIT_POINTS))
-            .into_par_iter()
-            .step_by(SAMPLE_EVERY)
+            .step_by(UNIT_SAMPLE_EVERY)
             .map(|unit| {
                 let from = unit * UNIT_POINTS;
                 let to = (from + UNIT_POINTS).min(n);
+                let general = keys[from..to]
+                    .iter()
+                    .map(|&key| u64::from(starts[key as usize + 1] - starts[key as usize]))
+                    .sum::<u64>();
                 // On the stack: a pass after warm-up allocates nothing.
                 let mut unit_keys = [0u32; UNIT_POINTS];
                 let unit_keys = &mut unit_keys[..to - from];
                 unit_keys.copy_from_slice(&keys[from..to]);
                 unit_keys.sort_unstable();
-                let buckets = 1 + unit_keys.windows(2).filter(|w| w[0] != w[1]).count();
-                (to - from, buckets)
+                let (near, points) = weighted_runs(unit_keys.iter().copied());
+                [general, near, points]
             })
-            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-        // points / buckets >= (sampled / cell_changes) / LOSS.
-        (points as u128) * cell_changes * NEAR_ORDER_MAX_BATCH_LOSS as u128
-            >= sampled * buckets as u128
+            .reduce(|| [0; 3], sum);
+        debug_assert!(near <= general && points as usize <= n);
+        // near / points >= (general / points) / LOSS.
+        u128::from(near) * NEAR_ORDER_MAX_BATCH_LOSS as u128 >= u128::from(general)
     }
 
     /// The self lists of a grid built on points nearly in cell order: units of
@@ -188,14 +168,14 @@ impl<T: Real> Grid<T> {
         }
         let shared = DisjointSlice::new(&mut inverse[..n]);
         self.order[..n]
-            .par_chunks(RUN_COUNT_CHUNK)
+            .par_chunks(INVERSE_CHUNK)
             .enumerate()
             .for_each(|(c, order)| {
                 for (k, &i) in order.iter().enumerate() {
                     debug_assert!((i as usize) < n);
                     // SAFETY: `order[..n]` is a permutation of `0..n`, so every caller index
                     // is written once, by one task, and is in bounds.
-                    unsafe { shared.write(i as usize, (c * RUN_COUNT_CHUNK + k) as u32) };
+                    unsafe { shared.write(i as usize, (c * INVERSE_CHUNK + k) as u32) };
                 }
             });
     }
@@ -285,9 +265,9 @@ impl<T: Real> Grid<T> {
 
 impl<T: Real> PartBuffer<T> {
     /// Moves the lists of a unit whose lists are `first..first + slots.len()`, gathered in
-    /// any order, into that order ([`PartBuffer::lists`] then holds them so; `slots` and
-    /// `lens` follow), in pieces of lists gathered for consecutive slots. Nothing moves
-    /// where the lists are in list order already.
+    /// any order, into that order (`entries` then holds them so, `slots` and `lens` follow),
+    /// in pieces of lists gathered for consecutive slots, through `reordered`. Nothing
+    /// moves where the lists are in list order already.
     fn move_into_list_order(&mut self, first: usize, with_distances: bool) {
         let count = self.slots.len();
         let in_order = (self.slots.iter().enumerate()).all(|(k, &slot)| slot as usize == first + k);
@@ -346,7 +326,10 @@ impl<T: Real> PartBuffer<T> {
             *slot = (first + k) as u32;
             *len = self.list_starts[k + 1] - self.list_starts[k];
         }
-        self.in_list_order = true;
+        std::mem::swap(&mut self.entries, &mut self.reordered);
+        if with_distances {
+            std::mem::swap(&mut self.distances, &mut self.reordered_distances);
+        }
     }
 }
 
