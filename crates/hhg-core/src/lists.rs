@@ -1045,15 +1045,31 @@ impl<T: Real> Grid<T> {
             }
             let ranges = run_neighbourhood(&self.starts, table, coords, width);
             b += width;
-            let mut p = start;
-            while p < end {
-                batch.len = 0;
-                while batch.len < BATCH && p < end {
-                    batch.push(self.sorted.point(p as usize), p as usize, p);
-                    p += 1;
-                }
-                gather_batch::<T, K>(self, &ranges, &batch, part, with_distances, list_of);
+            let stretch = (start, end);
+            self.gather_stretch::<K>(&ranges, stretch, &mut batch, part, with_distances, list_of);
+        }
+    }
+
+    /// Gathers the lists of the consecutive sorted positions `stretch`, which share the
+    /// neighbourhood `ranges`, in batches of up to [`BATCH`] (see [`gather_batch`]).
+    #[inline(always)]
+    fn gather_stretch<K: MaskKernel>(
+        &self,
+        ranges: &Ranges,
+        stretch: (u32, u32),
+        batch: &mut Batch<T>,
+        part: &mut PartBuffer<T>,
+        with_distances: bool,
+        list_of: impl Fn(usize) -> usize + Copy,
+    ) {
+        let (mut p, end) = stretch;
+        while p < end {
+            batch.len = 0;
+            while batch.len < BATCH && p < end {
+                batch.push(self.sorted.point(p as usize), p as usize, p);
+                p += 1;
             }
+            gather_batch::<T, K>(self, ranges, batch, part, with_distances, list_of);
         }
     }
 

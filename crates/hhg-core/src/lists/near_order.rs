@@ -20,10 +20,10 @@
 use rayon::prelude::*;
 
 use super::in_order::{UnitsInSequence, lists_in_sequence};
-use super::{Batch, KernelTask, NeighborLists, PartBuffer, RUN_POINTS, RUN_WIDTH, gather_batch};
+use super::{Batch, KernelTask, NeighborLists, PartBuffer, RUN_POINTS, RUN_WIDTH};
 use crate::geometry::CellTable;
 use crate::grid::{Grid, UNIT_POINTS, run_neighbourhood};
-use crate::kernel::{BATCH, MaskKernel};
+use crate::kernel::MaskKernel;
 use crate::parallel::DisjointSlice;
 use crate::real::Real;
 
@@ -249,14 +249,16 @@ impl<T: Real> Grid<T> {
                     }
                 }
                 let ranges = run_neighbourhood(&self.starts, table, coords, width);
-                while p < stop {
-                    batch.len = 0;
-                    while batch.len < BATCH && p < stop {
-                        batch.push(self.sorted.point(p as usize), p as usize, p);
-                        p += 1;
-                    }
-                    gather_batch::<T, K>(self, &ranges, &batch, part, with_distances, list_of);
-                }
+                let stretch = (p, stop);
+                self.gather_stretch::<K>(
+                    &ranges,
+                    stretch,
+                    &mut batch,
+                    part,
+                    with_distances,
+                    list_of,
+                );
+                p = stop;
             }
         }
         part.runs = runs;
