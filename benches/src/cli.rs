@@ -7,8 +7,8 @@ use crate::broadphase::runner::{BROAD_SIZES, BroadRun};
 use crate::broadphase::scenario::BroadScene;
 use crate::engines::{Engine, PyPeer};
 use crate::runner::{
-    DEFAULT_SEED, DEFAULT_SIZES, FULL_MAX_SIZE, SceneRun, default_threads, full_sizes,
-    scaling_threads,
+    DEFAULT_SEED, DEFAULT_SIZES, FULL_MAX_SIZE, Order, PointRun, SceneRun, default_threads,
+    full_sizes, scaling_threads,
 };
 use crate::scenes::Scene;
 use crate::schemes::{SchemeKind, SchemeRun};
@@ -26,10 +26,10 @@ USAGE:
         SVG plots to <out>/<timestamp>/ (results.json and report.md also to <out>/).
 
         The quick default (under a minute on two cores) runs the particle scenes at 10k and
-        100k points with hhg, kiddo and brute force (rstar with --full or --engine rstar), the
-        schemes on uniform, dambreak and clustered, the broad-phase scenes at 1k, 10k and 100k
-        boxes (parry when built: see `cargo xtask help`), and thread scaling on the uniform and
-        cuboids scenes at the largest size. --full runs every engine and every scene at the
+        100k points with hhg, hhg-cellorder, kiddo and brute force (rstar with --full or
+        --engine rstar), the schemes on uniform, dambreak and clustered, the broad-phase
+        scenes at 1k, 10k and 100k boxes (parry when built: see `cargo xtask help`), and
+        thread scaling on the uniform and cuboids scenes at the largest size. --full runs every engine and every scene at the
         powers of ten from 1k to --max-n (default 1M) and thread scaling on every scene at the
         largest size.
 
@@ -38,8 +38,14 @@ USAGE:
         in a box periodic on all axes, minimum-image pairs with their shifts: hhg, brute force
         and the Python peers only), variable (radii over 8x, rule max(ri, rj)). Every engine
         runs on the shuffled points (`<scene>-random`); all but brute force also on hhg's cell
-        order (`<scene>-sorted`). Brute force runs up to 20000 points. Python peers (--peers
-        python) run on the random order of the fixed-radius scenes.
+        order (`<scene>-sorted`), on the cell order with every point then moved by a seeded
+        uniform offset of up to 0.1 r per axis (`<scene>-drift`, other points, so other
+        pairs), and on the points sorted by the Morton code of their cell of edge r
+        (`<scene>-zorder`). The table's `x sorted` and the point-order table give each time
+        over the same engine's `-sorted` time. hhg-cellorder is hhg with its lists in cell
+        order (ListOrder::CellOrder) instead of ascending; one radius in open space only.
+        Brute force runs up to 20000 points. Python peers (--peers python) run on the random
+        order of the fixed-radius scenes.
 
         schemes: every hashing scheme builds and lists the unique pairs of the same scenes
         (random order); reported with candidate tests per pair and the largest bucket load.
@@ -53,9 +59,10 @@ USAGE:
 
     hhg-bench --points FILE --radius R [OPTIONS]
         The points of FILE: `.xyz` text, `.ply` (ASCII or binary), anything else raw
-        little-endian f32 x, y, z triples (12 bytes per point); the case is the file stem.
-        Runs hhg and kiddo unless --engine or --peers says otherwise, and prints one JSON line
-        per engine, plus the table unless --json is given.
+        little-endian f32 x, y, z triples (12 bytes per point); the case is the file stem
+        (with the order's suffix, see --order). Runs hhg and kiddo unless --engine, --scheme
+        or --peers says otherwise (--scheme alone runs only the schemes), and prints one JSON
+        line per engine, plus the tables unless --json is given.
 
 OPTIONS:
     --suite NAME      particles, schemes, broadphase or all (default: all).
@@ -65,12 +72,14 @@ OPTIONS:
                       outlier, periodic, variable; cuboids, long, static, huge); repeatable.
                       A suite none of whose scenes is named is skipped.
     --scheme NAME     Only this hashing scheme (core, xor, pouchol, group); repeatable. Without
-                      --suite or --engine, runs the scheme suite alone.
+                      --suite or --engine, runs the scheme suite alone. With --points, runs
+                      the schemes on the file's points (in every --order).
     --n N             Only this point or box count (e.g. 20000, 50k, 1M); repeatable.
     --max-n N         Skip counts above N; with --full, the largest size (default 1M).
-    --engine NAME     Only this engine; repeatable. Particles: hhg, kiddo, rstar, brute, vesin,
-                      freud, scipy, matscipy; broad phase: hhg, sap, parry, brute. With
-                      --suite all, a suite none of whose engines is named is skipped.
+    --engine NAME     Only this engine; repeatable. Particles: hhg, hhg-cellorder, kiddo, rstar,
+                      brute, vesin, freud, scipy, matscipy; broad phase: hhg, sap, parry,
+                      brute. With --suite all, a suite none of whose engines is named is
+                      skipped.
     --peers python    Add the Python peers (vesin, freud, scipy, matscipy) to the particle
                       suite; skipped with a message when Python or a package is missing
                       (pip install vesin freud-analysis scipy matscipy).
@@ -83,12 +92,18 @@ OPTIONS:
                       up to 100k points, 2 above).
     --steps K         Broad-phase suite: measured steps per run, after one warm-up step
                       (default: 5 up to 100k boxes, 3 above).
-    --seed S          Base seed of the generated inputs (default: 0x5eed000000000001).
+    --seed S          Base seed of the generated inputs (default: 0x5eed000000000001); with
+                      --points, the seed of the random order's shuffle and the drift.
     --out DIR         Where the result files go (default: $HHG_BENCH_OUT_DIR, else
                       target/bench).
     --compare FILE    Also compare with an earlier results.json: a table of time ratios.
     --points FILE     Benchmark the points in FILE instead of generated scenes.
     --radius R        Search radius for --points.
+    --order LIST      With --points: the orders the points run in, any of random (a seeded
+                      shuffle), cell (hhg's cell order; case suffix -sorted), drift, zorder
+                      and file (as the file has them; the default), comma-separated or
+                      repeated; measured file first, then random, cell, drift, zorder. The
+                      Python peers run on the file's order only.
     --json            Print JSON lines instead of the tables.
     -h, --help        Print this help.
 
@@ -143,14 +158,8 @@ pub enum Command {
     Points {
         /// The point file.
         file: PathBuf,
-        /// The search radius.
-        radius: f32,
-        /// Engines to run.
-        engines: Vec<Engine>,
-        /// Worker threads.
-        threads: usize,
-        /// Runs per measurement; `None` means the default for the size.
-        reps: Option<usize>,
+        /// The radius, engines, schemes, orders and the rest of the run.
+        run: PointRun,
         /// JSON lines only, no table.
         json: bool,
     },
@@ -256,6 +265,7 @@ where
     let mut compare: Option<PathBuf> = None;
     let mut points: Option<PathBuf> = None;
     let mut radius: Option<f32> = None;
+    let mut orders: Vec<Option<Order>> = Vec::new();
     let mut json = false;
     let mut full = false;
     let mut python = false;
@@ -303,8 +313,8 @@ where
                     let name = name.trim();
                     if name.parse::<Engine>().is_err() && name.parse::<BroadEngine>().is_err() {
                         return Err(format!(
-                            "unknown engine `{name}` (expected hhg, kiddo, rstar, sap, parry, \
-                             brute, vesin, freud, scipy or matscipy)"
+                            "unknown engine `{name}` (expected hhg, hhg-cellorder, kiddo, rstar, \
+                             sap, parry, brute, vesin, freud, scipy or matscipy)"
                         ));
                     }
                     engine_names.push(name.to_owned());
@@ -339,6 +349,14 @@ where
             "--out" => out = Some(PathBuf::from(value("--out")?)),
             "--compare" => compare = Some(PathBuf::from(value("--compare")?)),
             "--points" => points = Some(PathBuf::from(value("--points")?)),
+            "--order" => {
+                for name in value("--order")?.split(',') {
+                    orders.push(match name.trim() {
+                        "file" => None,
+                        other => Some(other.parse::<Order>()?),
+                    });
+                }
+            }
             "--radius" => {
                 let v = value("--radius")?;
                 radius = match v.parse::<f32>() {
@@ -366,10 +384,8 @@ where
     if let Some(file) = points {
         let scene_only = [
             (!scenes.is_empty() || !broad_scenes.is_empty(), "--scene"),
-            (!scheme_kinds.is_empty(), "--scheme"),
             (!sizes.is_empty(), "--n"),
             (max_n.is_some(), "--max-n"),
-            (seed.is_some(), "--seed"),
             (out.is_some(), "--out"),
             (suite.is_some(), "--suite"),
             (steps.is_some(), "--steps"),
@@ -398,20 +414,39 @@ where
             ));
         }
         let mut engines = particle_engines;
-        if engines.is_empty() {
+        // --scheme alone runs only the schemes, as it runs only the scheme suite on scenes.
+        if engines.is_empty() && scheme_kinds.is_empty() {
             engines = vec![Engine::Hhg, Engine::Kiddo];
         }
+        let mut schemes = scheme_kinds;
+        schemes.sort();
+        schemes.dedup();
+        if orders.is_empty() {
+            orders.push(None);
+        }
+        orders.sort();
+        orders.dedup();
         return Ok(Command::Points {
             file,
-            radius,
-            engines,
-            threads,
-            reps,
+            run: PointRun {
+                radius,
+                engines,
+                schemes,
+                orders,
+                threads,
+                reps,
+                seed: seed.unwrap_or(DEFAULT_SEED),
+            },
             json,
         });
     }
     if radius.is_some() {
         return Err("--radius applies to --points only (generated scenes have their own)".into());
+    }
+    if !orders.is_empty() {
+        return Err(
+            "--order applies to --points only (generated scenes run in every order)".into(),
+        );
     }
 
     let suite_given = suite.is_some();
@@ -496,8 +531,8 @@ where
         if explicit(Suite::Particles) {
             if no_engine {
                 return Err(
-                    "no particle engine among --engine (hhg, kiddo, rstar, brute, vesin, freud, \
-                     scipy, matscipy)"
+                    "no particle engine among --engine (hhg, hhg-cellorder, kiddo, rstar, brute, \
+                     vesin, freud, scipy, matscipy)"
                         .into(),
                 );
             }
@@ -854,30 +889,64 @@ mod tests {
 
     #[test]
     fn point_files() {
-        let Command::Points {
-            file,
-            radius,
-            engines,
-            threads,
-            json,
-            ..
-        } = parse_str("--points a/b.f32 --radius 0.5 --json --threads 2").unwrap()
+        let Command::Points { file, run, json } =
+            parse_str("--points a/b.f32 --radius 0.5 --json --threads 2").unwrap()
         else {
             panic!("expected points");
         };
         assert_eq!(file, PathBuf::from("a/b.f32"));
-        assert_eq!((radius, threads, json), (0.5, 2, true));
-        assert_eq!(engines, [Engine::Hhg, Engine::Kiddo]);
-        let Command::Points { engines, .. } =
+        assert_eq!((run.radius, run.threads, json), (0.5, 2, true));
+        assert_eq!(run.engines, [Engine::Hhg, Engine::Kiddo]);
+        assert_eq!((run.orders, run.seed), (vec![None], DEFAULT_SEED));
+        assert!(run.schemes.is_empty());
+        let Command::Points { run, .. } =
             parse_str("--points a.ply --radius 1 --peers python").unwrap()
         else {
             panic!("expected points");
         };
-        assert!(engines.contains(&Engine::Python(PyPeer::Freud)));
+        assert!(run.engines.contains(&Engine::Python(PyPeer::Freud)));
         assert!(parse_str("--points a.f32").is_err());
         assert!(parse_str("--points a.f32 --radius 1 --scene uniform").is_err());
         assert!(parse_str("--radius 1").is_err());
         assert!(parse_str("--points a.f32 --radius -1").is_err());
+    }
+
+    /// The run of a `--points` command.
+    fn point_run(s: &str) -> PointRun {
+        match parse_str(s) {
+            Ok(Command::Points { run, .. }) => run,
+            other => panic!("expected points, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn point_files_in_any_order_with_any_scheme() {
+        let run = point_run("--points a.xyz --radius 1 --order zorder,drift --order file,cell");
+        assert_eq!(
+            run.orders,
+            [
+                None,
+                Some(Order::Sorted),
+                Some(Order::Drift),
+                Some(Order::Zorder)
+            ]
+        );
+        let run = point_run("--points a.xyz --radius 1 --order=random,random --seed 7");
+        assert_eq!((run.orders, run.seed), (vec![Some(Order::Random)], 7));
+        assert!(parse_str("--points a.xyz --radius 1 --order hilbert").is_err());
+        assert!(
+            parse_str("--order drift").is_err(),
+            "scenes run every order"
+        );
+
+        // --scheme alone runs the schemes only; with --engine, both.
+        let run = point_run("--points a.xyz --radius 1 --scheme xor,core");
+        assert_eq!(run.schemes, [SchemeKind::Core, SchemeKind::Xor]);
+        assert!(run.engines.is_empty());
+        let run = point_run("--points a.xyz --radius 1 --scheme group --engine hhg-cellorder");
+        assert_eq!(run.schemes, [SchemeKind::Group]);
+        assert_eq!(run.engines, [Engine::HhgCellOrder]);
+        assert!(parse_str("--points a.xyz --radius 1 --scheme octree").is_err());
     }
 
     #[test]
@@ -886,6 +955,8 @@ mod tests {
         assert!(parse_str("--frobnicate").is_err());
         assert!(parse_str("--scene cube").is_err());
         assert!(parse_str("--engine octree").is_err());
+        let (run, ..) = suites(parse_str("--engine hhg,hhg-cellorder").unwrap());
+        assert_eq!(run.unwrap().engines, [Engine::Hhg, Engine::HhgCellOrder]);
         assert!(parse_str("--threads 0").is_err());
         assert!(parse_str("--threads").is_err());
         assert!(parse_str("--scaling-threads 0").is_err());

@@ -5,7 +5,9 @@
 //! in compressed sparse row form, both directions, excluding self, decided by the exact
 //! predicate [`crate::pairs::within`] (with radii: [`hhg_core::broad::sphere_pair_within`] by
 //! the rule `|xi - xj| <= max(ri, rj)`). hhg runs `Grid` for one radius and
-//! `VariableRadiusSearch` for radii; the tree peers search within the largest radius and
+//! `VariableRadiusSearch` for radii; `hhg-cellorder` runs the same `Grid` with its lists in
+//! cell order (`ListOrder::CellOrder`: the same entries, not sorted), for one radius in open
+//! space only; the tree peers search within the largest radius and
 //! re-check every candidate with the exact predicate. In a periodic box (the periodic scene)
 //! only hhg (`PeriodicSearch`), brute force and the Python peers run; their pairs carry the
 //! minimum-image shift, which the checksum covers ([`crate::pairs::periodic_checksum`]).
@@ -20,7 +22,7 @@ use std::time::Instant;
 
 use hhg_core::broad::{RadiusRule, VariableRadiusSearch, sphere_pair_within};
 use hhg_core::periodic::{PeriodicBox, PeriodicPair, PeriodicSearch};
-use hhg_core::{Grid, NeighborLists};
+use hhg_core::{Grid, ListOrder, ListPass, NeighborLists};
 use kiddo::{ImmutableKdTree, SquaredEuclidean};
 use rayon::prelude::*;
 use rstar::RTree;
@@ -80,6 +82,10 @@ impl PyPeer {
 pub enum Engine {
     /// hhg-core: `Grid::build` plus `Grid::neighbor_lists`; with radii, `VariableRadiusSearch`.
     Hhg,
+    /// hhg-core's `Grid` as [`Engine::Hhg`], with `ListOrder::CellOrder`: each list in the
+    /// grid's cell order instead of ascending (the same entries, so the same pairs and
+    /// checksum). One radius in open space only.
+    HhgCellOrder,
     /// kiddo's `ImmutableKdTree`, one within-radius query per point in parallel.
     Kiddo,
     /// rstar's `RTree` (bulk loaded), one within-distance query per point in parallel.
@@ -133,17 +139,30 @@ impl SceneData {
 
 impl Engine {
     /// The engines that run in this process, in the order results are listed.
-    pub const ALL: [Engine; 4] = [Engine::Hhg, Engine::Kiddo, Engine::Rstar, Engine::Brute];
+    pub const ALL: [Engine; 5] = [
+        Engine::Hhg,
+        Engine::HhgCellOrder,
+        Engine::Kiddo,
+        Engine::Rstar,
+        Engine::Brute,
+    ];
 
     /// The engines of the quick default run: the R*-tree, two to three times slower than the
     /// k-d tree on every scene, would take 40 % of the quick run's time and adds no new level
-    /// to compare with; `--full` and `--engine rstar` run it.
-    pub const QUICK: [Engine; 3] = [Engine::Hhg, Engine::Kiddo, Engine::Brute];
+    /// to compare with; `--full` and `--engine rstar` run it. `hhg-cellorder` costs about as
+    /// much as hhg, a small part of the run next to kiddo.
+    pub const QUICK: [Engine; 4] = [
+        Engine::Hhg,
+        Engine::HhgCellOrder,
+        Engine::Kiddo,
+        Engine::Brute,
+    ];
 
     /// The engine's name on the command line and in reports.
     pub fn name(self) -> &'static str {
         match self {
             Engine::Hhg => "hhg",
+            Engine::HhgCellOrder => "hhg-cellorder",
             Engine::Kiddo => "kiddo",
             Engine::Rstar => "rstar",
             Engine::Brute => "brute",
@@ -156,12 +175,19 @@ impl Engine {
         self != Engine::Brute || n <= BRUTE_MAX_N
     }
 
-    /// Whether the engine can search under `radius`: the tree peers have no periodic boxes.
+    /// Whether the engine can search under `radius`: the tree peers have no periodic boxes,
+    /// and `hhg-cellorder` (a `Grid`) takes one radius in open space only.
     pub fn supports(self, radius: &Radius<'_>) -> bool {
-        !matches!(
-            (self, radius),
-            (Engine::Kiddo | Engine::Rstar, Radius::Periodic { .. })
-        )
+        match (self, radius) {
+            (Engine::HhgCellOrder, radius) => matches!(radius, Radius::Fixed(_)),
+            (Engine::Kiddo | Engine::Rstar, Radius::Periodic { .. }) => false,
+            _ => true,
+        }
+    }
+
+    /// Whether the engine is one of hhg's (the library under test rather than a peer).
+    pub fn is_hhg(self) -> bool {
+        matches!(self, Engine::Hhg | Engine::HhgCellOrder)
     }
 
     /// The priority as the reference of a comparison: brute force, then the simplest peer.
@@ -171,7 +197,8 @@ impl Engine {
             Engine::Kiddo => 1,
             Engine::Rstar => 2,
             Engine::Hhg => 3,
-            Engine::Python(_) => 4,
+            Engine::HhgCellOrder => 4,
+            Engine::Python(_) => 5,
         }
     }
 
@@ -197,13 +224,23 @@ impl Engine {
     ) -> Result<Output, String> {
         let previous = previous.map(|out| out.lists);
         match (self, radius) {
-            (Engine::Hhg, Radius::Fixed(r)) => {
+            (Engine::Hhg | Engine::HhgCellOrder, Radius::Fixed(r)) => {
                 let reuse = match previous {
                     Some(Lists::Hhg { grid, lists }) => Some((grid, lists)),
                     _ => None,
                 };
-                run_hhg(points, r, reuse)
+                let order = if self == Engine::HhgCellOrder {
+                    ListOrder::CellOrder
+                } else {
+                    ListOrder::Ascending
+                };
+                run_hhg(points, r, order, reuse)
             }
+            (Engine::HhgCellOrder, _) => Err(
+                "hhg-cellorder: one radius in open space only (a Grid's list order; hhg runs \
+                 the variable-radius and periodic searches)"
+                    .to_owned(),
+            ),
             (Engine::Hhg, Radius::PerPoint(radii)) => {
                 let reuse = match previous {
                     Some(Lists::HhgVariable { search, lists }) => Some((search, lists)),
@@ -261,8 +298,8 @@ impl FromStr for Engine {
             .find(|engine| engine.name() == s)
             .ok_or_else(|| {
                 format!(
-                    "unknown engine `{s}` (expected hhg, kiddo, rstar, brute, vesin, freud, \
-                     scipy or matscipy)"
+                    "unknown engine `{s}` (expected hhg, hhg-cellorder, kiddo, rstar, brute, \
+                     vesin, freud, scipy or matscipy)"
                 )
             })
     }
@@ -426,8 +463,16 @@ impl Output {
         }
     }
 
+    /// Which list pass hhg's `Grid` took (`Grid::list_pass`), if this output came from it.
+    pub fn list_pass(&self) -> Option<ListPass> {
+        match &self.lists {
+            Lists::Hhg { grid, .. } => Some(grid.list_pass()),
+            _ => None,
+        }
+    }
+
     /// hhg's cell order of the points (`order[k]` = input index of the k-th point), if this
-    /// output came from hhg.
+    /// output came from hhg's `Grid`.
     pub fn cell_order(&self) -> Option<&[u32]> {
         match &self.lists {
             Lists::Hhg { grid, .. } => Some(grid.order()),
@@ -439,20 +484,22 @@ impl Output {
     }
 }
 
-/// hhg: the grid is (re)built on the points, then the neighbour lists of all points are filled;
-/// with `reuse`, the previous run's grid and lists are rebuilt in place.
+/// hhg: the grid is (re)built on the points, then the neighbour lists of all points are filled
+/// in `order`; with `reuse`, the previous run's grid and lists are rebuilt in place.
 fn run_hhg(
     points: &[[f32; 3]],
     radius: f32,
+    order: ListOrder,
     reuse: Option<(Box<Grid<f32>>, NeighborLists<f32>)>,
 ) -> Result<Output, String> {
-    let (grid, lists) = match reuse {
+    let (mut grid, lists) = match reuse {
         Some((grid, lists)) if grid.radius() == radius => (grid, lists),
         _ => (
             Box::new(Grid::<f32>::new(radius).map_err(|e| format!("hhg: {e}"))?),
             NeighborLists::<f32>::default(),
         ),
     };
+    grid.set_list_order(order);
     timed_build_and_lists(
         grid,
         lists,
@@ -685,6 +732,16 @@ fn run_brute(points: &[[f32; 3]], radius: Radius<'_>) -> Output {
     }
 }
 
+/// The name of a list pass of hhg's `Grid`, for reports.
+pub fn list_pass_name(pass: ListPass) -> &'static str {
+    match pass {
+        ListPass::InCellOrder => "in cell order",
+        ListPass::NearCellOrder => "near cell order",
+        ListPass::General => "general",
+        ListPass::Empty => "empty",
+    }
+}
+
 /// hhg's cell order of `points` from an untimed build, for cases that need it without an hhg run.
 pub fn cell_order(points: &[[f32; 3]], radius: f32) -> Result<Vec<u32>, String> {
     let mut grid = Grid::<f32>::new(radius).map_err(|e| format!("hhg: {e}"))?;
@@ -708,7 +765,12 @@ mod tests {
                 .stats(None);
             assert!(brute.pairs > 10_000, "{scene}: {brute:?}");
             assert!(brute.is_consistent(), "{scene}");
-            for engine in [Engine::Kiddo, Engine::Rstar, Engine::Hhg] {
+            for engine in [
+                Engine::Kiddo,
+                Engine::Rstar,
+                Engine::Hhg,
+                Engine::HhgCellOrder,
+            ] {
                 if !engine.supports(&radius) {
                     assert!(engine.run_with(&data.points, radius, None).is_err());
                     continue;
@@ -770,6 +832,81 @@ mod tests {
             assert_eq!(again.stats(Some(&order)), brute, "{scene} in cell order");
             assert_eq!(cell_order(&points, RADIUS).unwrap(), order, "{scene}");
         }
+    }
+
+    /// The lists of an hhg output, by point.
+    fn hhg_lists(output: &Output) -> Vec<Vec<u32>> {
+        let Lists::Hhg { lists, .. } = &output.lists else {
+            panic!("expected hhg's grid lists");
+        };
+        (0..output.len())
+            .map(|i| lists.neighbors(i).to_vec())
+            .collect()
+    }
+
+    #[test]
+    fn cell_order_lists_hold_the_same_entries_as_ascending_ones() {
+        let points = Scene::Dambreak.generate(4000, 11);
+        let hhg = Engine::Hhg.run(&points, RADIUS, None).unwrap();
+        let cellorder = Engine::HhgCellOrder.run(&points, RADIUS, None).unwrap();
+        // Which pass shuffled input takes is hhg's choice; both list orders take the same.
+        assert!(
+            hhg.list_pass()
+                .is_some_and(|pass| pass != ListPass::InCellOrder)
+        );
+        assert_eq!(cellorder.list_pass(), hhg.list_pass());
+        assert_eq!(cellorder.stats(None), hhg.stats(None));
+        let order = hhg.cell_order().unwrap().to_vec();
+        assert_eq!(cellorder.cell_order().unwrap(), order.as_slice());
+
+        // Each list in cell order ascends by the sorted position of its entries, and sorted
+        // it is hhg's ascending list.
+        let mut position = vec![0u32; order.len()];
+        for (k, &i) in order.iter().enumerate() {
+            position[i as usize] = k as u32;
+        }
+        let ascending = hhg_lists(&hhg);
+        let mut unsorted = 0;
+        for (i, list) in hhg_lists(&cellorder).into_iter().enumerate() {
+            assert!(list.is_sorted_by_key(|&j| position[j as usize]), "list {i}");
+            unsorted += usize::from(!list.is_sorted());
+            let mut list = list;
+            list.sort_unstable();
+            assert_eq!(list, ascending[i], "list {i}");
+        }
+        assert!(
+            unsorted > 100,
+            "random input gives lists that do not ascend"
+        );
+
+        // In cell order, both list orders are the same, and the pass says so.
+        let mut sorted = points.clone();
+        hhg_core::reorder::apply_order(&order, &mut sorted);
+        let again = Engine::HhgCellOrder
+            .run(&sorted, RADIUS, Some(cellorder))
+            .unwrap();
+        assert_eq!(again.list_pass(), Some(ListPass::InCellOrder));
+        assert_eq!(again.stats(Some(&order)), hhg.stats(None));
+        let sorted_hhg = Engine::Hhg.run(&sorted, RADIUS, None).unwrap();
+        assert_eq!(hhg_lists(&again), hhg_lists(&sorted_hhg));
+        assert_eq!(
+            Engine::Kiddo
+                .run(&points, RADIUS, None)
+                .unwrap()
+                .list_pass(),
+            None
+        );
+        assert_eq!(list_pass_name(ListPass::NearCellOrder), "near cell order");
+
+        // Radii and periodic boxes are not a Grid's.
+        let data = Scene::Variable.data(100, 1);
+        assert!(!Engine::HhgCellOrder.supports(&data.search()));
+        assert!(
+            Engine::HhgCellOrder
+                .run_with(&data.points, data.search(), None)
+                .is_err()
+        );
+        assert!(Engine::HhgCellOrder.is_hhg() && !Engine::Kiddo.is_hhg());
     }
 
     #[test]

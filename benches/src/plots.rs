@@ -323,7 +323,7 @@ fn sort_series(series: &mut [Series]) {
 /// Draws every plot of `results` into `dir` and returns the file names written.
 ///
 /// Per particle scene: total time against points (random order, plus hhg and kiddo on the
-/// cell order); per scheme scene: build plus search against points; per broad-phase scene:
+/// cell order; the drift and Z order are left to the tables); per scheme scene: build plus search against points; per broad-phase scene:
 /// median step against boxes; bars of ns per point (per box) per engine at the largest size;
 /// and the thread scaling.
 pub fn write_plots(dir: &Path, results: &Results) -> Result<Vec<String>, String> {
@@ -352,8 +352,8 @@ pub fn write_plots(dir: &Path, results: &Results) -> Result<Vec<String>, String>
                 Some(Order::Sorted) if matches!(r.engine, Engine::Hhg | Engine::Kiddo) => {
                     format!("{} (cell order)", r.engine)
                 }
-                Some(Order::Sorted) => continue,
-                _ => r.engine.name().to_owned(),
+                Some(Order::Random) | None => r.engine.name().to_owned(),
+                Some(Order::Sorted | Order::Drift | Order::Zorder) => continue,
             };
             push_point(&mut series, label, (r.n as f64, r.total_s() * 1e3));
         }
@@ -430,7 +430,9 @@ pub fn write_plots(dir: &Path, results: &Results) -> Result<Vec<String>, String>
     for scene in &scenes {
         let of_scene = || {
             results.particles.iter().filter(|r| {
-                &r.input == scene && r.order != Some(Order::Sorted) && main_threads(r.threads)
+                &r.input == scene
+                    && matches!(r.order, Some(Order::Random) | None)
+                    && main_threads(r.threads)
             })
         };
         let Some(n) = of_scene().map(|r| r.n).max() else {

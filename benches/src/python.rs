@@ -261,6 +261,8 @@ impl PythonPeers {
                             self_refs: 0,
                         },
                         vs_kiddo: None,
+                        over_sorted: None,
+                        list_pass: None,
                         floor_s: None,
                         peak_bytes: None,
                         agree: Agreement::Reference,

@@ -7,9 +7,11 @@
 use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use hhg_core::ListPass;
+
 use crate::broadphase::report as broad_report;
 use crate::broadphase::runner::{self as broad_runner, BroadRecord};
-use crate::engines::Engine;
+use crate::engines::{Engine, list_pass_name};
 use crate::memory::mib;
 use crate::runner::{self, Agreement, Order, Record};
 use crate::schemes::{self, SchemeRecord};
@@ -178,10 +180,15 @@ pub fn utc_timestamp(unix_time: u64) -> String {
 }
 
 /// The column headers of the result table.
-pub const COLUMNS: [&str; 16] = [
+pub const COLUMNS: [&str; 17] = [
     "engine", "case", "n", "threads", "build ms", "query ms", "total ms", "ns/pt", "pairs",
-    "ns/pair", "checksum", "peak MiB", "vs kiddo", "floor ms", "x floor", "agree",
+    "ns/pair", "checksum", "peak MiB", "vs kiddo", "x sorted", "floor ms", "x floor", "agree",
 ];
+
+/// A ratio as a table cell: `1.23x`, or `-` when there is none.
+fn ratio_cell(ratio: Option<f64>) -> String {
+    ratio.map_or_else(|| "-".to_owned(), |x| format!("{x:.2}x"))
+}
 
 /// The cells of one table row, formatted.
 fn row(record: &Record) -> Vec<String> {
@@ -201,9 +208,8 @@ fn row(record: &Record) -> Vec<String> {
             .map_or_else(|| "-".to_owned(), |ns| format!("{ns:.2}")),
         record.stats.checksum.to_string(),
         mib(record.peak_bytes),
-        record
-            .vs_kiddo
-            .map_or_else(|| "-".to_owned(), |x| format!("{x:.2}x")),
+        ratio_cell(record.vs_kiddo),
+        ratio_cell(record.over_sorted),
         record.floor_s.map_or_else(|| "-".to_owned(), ms),
         record.floor_s.map_or_else(
             || "-".to_owned(),
@@ -308,7 +314,7 @@ fn scheme_row(r: &SchemeRecord) -> Vec<String> {
     let ms = |s: f64| format!("{:.3}", s * 1e3);
     vec![
         r.scheme.name().to_owned(),
-        r.input.clone(),
+        r.case(),
         r.n.to_string(),
         r.threads.to_string(),
         ms(r.build_s),
@@ -401,7 +407,7 @@ pub fn json_line(record: &Record) -> String {
 fn json_record(record: &Record) -> String {
     let opt = |x: Option<f64>| x.map_or_else(|| "null".to_owned(), json_f64);
     format!(
-        "{{\"engine\":{},\"case\":{},\"input\":{},\"order\":{},\"n\":{},\"threads\":{},\"reps\":{},\"build_s\":{},\"query_s\":{},\"total_s\":{},\"ns_per_point\":{},\"pairs\":{},\"checksum\":{},\"ns_per_pair\":{},\"peak_bytes\":{},\"vs_kiddo\":{},\"floor_s\":{},\"vs_floor\":{},\"agree\":{}}}",
+        "{{\"engine\":{},\"case\":{},\"input\":{},\"order\":{},\"n\":{},\"threads\":{},\"reps\":{},\"build_s\":{},\"query_s\":{},\"total_s\":{},\"ns_per_point\":{},\"pairs\":{},\"checksum\":{},\"ns_per_pair\":{},\"peak_bytes\":{},\"vs_kiddo\":{},\"over_sorted\":{},\"list_pass\":{},\"floor_s\":{},\"vs_floor\":{},\"agree\":{}}}",
         json_string(record.engine.name()),
         json_string(&record.case()),
         json_string(&record.input),
@@ -422,6 +428,11 @@ fn json_record(record: &Record) -> String {
             .peak_bytes
             .map_or_else(|| "null".to_owned(), |b| b.to_string()),
         opt(record.vs_kiddo),
+        opt(record.over_sorted),
+        record.list_pass.map_or_else(
+            || "null".to_owned(),
+            |pass| json_string(list_pass_name(pass))
+        ),
         opt(record.floor_s),
         opt(record.floor_s.map(|floor| record.total_s() / floor)),
         json_string(&record.agree.to_string())
@@ -433,7 +444,7 @@ fn json_scheme(r: &SchemeRecord) -> String {
     format!(
         "{{\"engine\":{},\"case\":{},\"n\":{},\"threads\":{},\"reps\":{},\"build_s\":{},\"search_s\":{},\"total_s\":{},\"pairs\":{},\"checksum\":{},\"pair_candidates\":{},\"candidates_per_pair\":{},\"max_load\":{},\"buckets\":{},\"occupied\":{},\"peak_bytes\":{},\"agree\":{}}}",
         json_string(r.scheme.name()),
-        json_string(&r.input),
+        json_string(&r.case()),
         r.n,
         r.threads,
         r.reps,
@@ -656,6 +667,9 @@ fn summary_cells(rows: &[SummaryRow], ours: &str) -> (Vec<String>, Vec<Vec<Strin
     let mut header = vec!["case".to_owned(), "n".to_owned()];
     header.extend(engines.iter().map(|e| format!("{e} ms")));
     header.push(format!("{ours} vs best other"));
+    // Variants of our engine (`hhg-cellorder` for `hhg`) are not the others it is compared with.
+    let variant = format!("{ours}-");
+    let other = |engine: &str| engine != ours && !engine.starts_with(&variant);
     header.push("agree".to_owned());
     let cells = rows
         .iter()
@@ -673,7 +687,7 @@ fn summary_cells(rows: &[SummaryRow], ours: &str) -> (Vec<String>, Vec<Vec<Strin
             let best = row
                 .times
                 .iter()
-                .filter(|(e, _)| e != ours)
+                .filter(|(e, _)| other(e))
                 .map(|(_, s)| *s)
                 .fold(f64::INFINITY, f64::min);
             cells.push(match mine {
@@ -736,6 +750,109 @@ pub fn summary(results: &Results, markdown: bool) -> String {
         );
     }
     out
+}
+
+/// One row of the point-order table: an engine on one input and size, its time in hhg's cell
+/// order, and the time of every other order it ran in over that.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OrderRow {
+    /// The engine.
+    pub engine: String,
+    /// The scene's name or the point file's stem.
+    pub input: String,
+    /// The size.
+    pub n: usize,
+    /// Seconds in cell order (the `-sorted` case).
+    pub sorted_s: f64,
+    /// hhg's list pass in cell order, for hhg's engines.
+    pub sorted_pass: Option<ListPass>,
+    /// Every other order that ran (`None`: a point file's own order): its time over the
+    /// sorted time and, for hhg's engines, the list pass it took.
+    pub others: Vec<(Option<Order>, f64, Option<ListPass>)>,
+}
+
+/// The point-order rows of `records` (one thread count, as the main run's): one per record on
+/// a `-sorted` case, in the records' order.
+pub fn order_rows(records: &[Record]) -> Vec<OrderRow> {
+    records
+        .iter()
+        .filter(|r| r.order == Some(Order::Sorted))
+        .map(|sorted| {
+            let mut others: Vec<(Option<Order>, f64, Option<ListPass>)> = records
+                .iter()
+                .filter(|r| {
+                    r.engine == sorted.engine
+                        && r.input == sorted.input
+                        && r.n == sorted.n
+                        && r.threads == sorted.threads
+                        && r.order != Some(Order::Sorted)
+                })
+                .map(|r| (r.order, r.total_s() / sorted.total_s(), r.list_pass))
+                .collect();
+            others.sort_by_key(|other| other.0);
+            OrderRow {
+                engine: sorted.engine.name().to_owned(),
+                input: sorted.input.clone(),
+                n: sorted.n,
+                sorted_s: sorted.total_s(),
+                sorted_pass: sorted.list_pass,
+                others,
+            }
+        })
+        .collect()
+}
+
+/// The point-order table (text or Markdown): engine, input, n, the time in cell order, then
+/// one column per other order with its time over the cell order's (`order / sorted`), hhg's
+/// list pass in parentheses.
+pub fn order_table(rows: &[OrderRow], markdown: bool) -> String {
+    let mut orders: Vec<Option<Order>> = rows
+        .iter()
+        .flat_map(|row| row.others.iter().map(|other| other.0))
+        .collect();
+    orders.sort();
+    orders.dedup();
+    let mut header: Vec<String> = ["engine", "input", "n", "sorted ms"]
+        .map(str::to_owned)
+        .to_vec();
+    header.extend(
+        orders
+            .iter()
+            .map(|order| format!("{} / sorted", order.map_or("file", Order::name))),
+    );
+    let with_pass = |text: String, pass: Option<ListPass>| match pass {
+        Some(pass) => format!("{text} ({})", list_pass_name(pass)),
+        None => text,
+    };
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| {
+            let mut cells = vec![
+                row.engine.clone(),
+                row.input.clone(),
+                row.n.to_string(),
+                with_pass(format!("{:.3}", row.sorted_s * 1e3), row.sorted_pass),
+            ];
+            for order in &orders {
+                cells.push(
+                    row.others
+                        .iter()
+                        .find(|other| other.0 == *order)
+                        .map_or_else(
+                            || "-".to_owned(),
+                            |&(_, ratio, pass)| with_pass(format!("{ratio:.2}x"), pass),
+                        ),
+                );
+            }
+            cells
+        })
+        .collect();
+    let left = |c: usize| c <= 1;
+    if markdown {
+        markdown_rows(&header, &cells, left)
+    } else {
+        align_table(&header, &cells, left)
+    }
 }
 
 /// One line of the thread-scaling table.
@@ -994,14 +1111,22 @@ fn particle_section(out: &mut String, records: &[Record]) {
          does every time step (its buffers only grow, so a repeated run allocates nothing), \
          while the peers' APIs allocate afresh. `build` is the search structure, `query` the \
          lists. Cases ending in `-random` get the points in shuffled order, `-sorted` in hhg's \
-         cell order. `vs kiddo` is kiddo's total over the engine's total on the same case; \
-         `agree` compares the unordered pair count and a checksum of the pairs with the \
-         reference engine of the scene (brute force where it ran, else kiddo). `floor ms` is \
+         cell order, `-drift` in hhg's cell order with every point then moved by a seeded \
+         uniform offset of up to 0.1 r per axis (an SPH solver some ten steps after it \
+         reordered; other points, so other pairs), `-zorder` sorted by the Morton code of \
+         their cell of edge r (stable, cells counted from the bounding box's minimum). \
+         `vs kiddo` is kiddo's total over the engine's total on the same case; `x sorted` the \
+         engine's total over its own total on the `-sorted` case. `hhg-cellorder` is hhg with \
+         `ListOrder::CellOrder`: the same lists, each in the grid's cell order instead of \
+         ascending (one radius in open space only). `agree` compares the unordered pair count \
+         and a checksum of the pairs with the reference engine of the scene (brute force where \
+         it ran, else kiddo; on `-drift`, kiddo on `-drift`). `floor ms` is \
          the time, in the same run and thread pool, to read the input once and write CSR lists \
          of the case's size (offsets and 4-byte entries) into touched buffers; `x floor` is the \
          engine's total over it. `ns/pt` and `ns/pair` divide the total by the points and by \
          the unordered pairs; `peak MiB` is the most heap the measurement held at once (lists \
-         included). kiddo's and rstar's lists are left unsorted; hhg's are ascending. The tree \
+         included). kiddo's and rstar's lists are left unsorted; hhg's are ascending, \
+         hhg-cellorder's in cell order. The tree \
          peers search within the (largest) radius widened by 1e-5 and re-check every candidate \
          with the exact predicate. The Python peers (vesin, freud, scipy's cKDTree, matscipy) \
          run in their own process on the same points, re-check their candidates with the same \
@@ -1028,6 +1153,15 @@ fn particle_section(out: &mut String, records: &[Record]) {
          re-check; its sorted order is hhg's cell order for the largest radius).\n\n",
     );
     out.push_str(&markdown_table(records));
+    let orders = order_rows(records);
+    if !orders.is_empty() {
+        out.push_str(
+            "\n### Point orders\n\nEach engine's total in every order over its total in hhg's \
+             cell order (`-sorted`), with the list pass hhg's `Grid` took (`Grid::list_pass`: in \
+             cell order, near cell order, or general).\n\n",
+        );
+        out.push_str(&order_table(&orders, true));
+    }
 }
 
 /// The scheme suite's part of the Markdown report.
@@ -1066,6 +1200,8 @@ mod tests {
                 self_refs: 0,
             },
             vs_kiddo: Some(4.5),
+            over_sorted: Some(1.0),
+            list_pass: Some(ListPass::InCellOrder),
             floor_s: Some(0.01),
             peak_bytes: Some(7 << 20),
             agree: Agreement::Agrees,
@@ -1107,6 +1243,10 @@ mod tests {
         let json = results_json(&env, &results);
         assert!(json.ends_with("  \"broadphase_scaling\": [\n  ]\n}\n"));
         assert!(json.contains("\"agree\":\"yes\"") && json.contains("\"order\":\"sorted\""));
+        assert!(
+            json.contains("\"over_sorted\":1.0,\"list_pass\":\"in cell order\""),
+            "{json}"
+        );
         let parsed: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(parsed["results"][0]["peak_bytes"], 7 << 20);
         let report = markdown_report(&env, &results, &ReportExtras::default());
@@ -1163,6 +1303,86 @@ mod tests {
         assert!((rows[1].speedup.unwrap() - 2.0).abs() < 1e-9);
         assert!((rows[1].efficiency().unwrap() - 1.0).abs() < 1e-9);
         assert!(scaling_table(&rows, false).contains("2.00x"));
+    }
+
+    #[test]
+    fn order_table_divides_by_the_sorted_time() {
+        let sorted = sample();
+        let at = |engine: Engine, order: Option<Order>, total: f64, pass: Option<ListPass>| {
+            let mut r = sample();
+            (r.engine, r.order, r.list_pass) = (engine, order, pass);
+            (r.build_s, r.query_s) = (0.0, total);
+            r
+        };
+        let records = [
+            at(
+                Engine::Hhg,
+                Some(Order::Random),
+                0.006,
+                Some(ListPass::General),
+            ),
+            sorted.clone(),
+            at(
+                Engine::Hhg,
+                Some(Order::Drift),
+                0.0045,
+                Some(ListPass::NearCellOrder),
+            ),
+            at(Engine::Kiddo, Some(Order::Random), 0.05, None),
+            at(Engine::Kiddo, Some(Order::Sorted), 0.02, None),
+            at(Engine::Kiddo, Some(Order::Zorder), 0.025, None),
+        ];
+        let rows = order_rows(&records);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].engine, "hhg");
+        assert_eq!(rows[0].others.len(), 2);
+        assert!((rows[0].others[0].1 - 2.0).abs() < 1e-9);
+        assert_eq!(rows[0].others[1].0, Some(Order::Drift));
+        assert_eq!(rows[1].others[1].0, Some(Order::Zorder));
+        let text = order_table(&rows, false);
+        let header = text.lines().next().unwrap();
+        assert!(
+            header.contains("random / sorted")
+                && header.contains("drift / sorted")
+                && header.contains("zorder / sorted"),
+            "{text}"
+        );
+        assert!(text.contains("2.00x (general)") && text.contains("1.50x (near cell order)"));
+        assert!(
+            text.contains("3.000 (in cell order)") && text.contains("1.25x"),
+            "{text}"
+        );
+        let kiddo = text.lines().nth(3).unwrap();
+        assert!(kiddo.starts_with("kiddo") && kiddo.contains("2.50x") && kiddo.contains(" - "));
+        assert_eq!(order_table(&rows, true).lines().count(), 4);
+        // A point file's own order gets a column of its own.
+        let file = at(Engine::Hhg, None, 0.009, Some(ListPass::General));
+        let rows = order_rows(&[file, sorted]);
+        assert!(order_table(&rows, false).contains("file / sorted"));
+
+        let env = Environment::current(2, 1);
+        let results = Results {
+            particles: records.to_vec(),
+            ..Results::default()
+        };
+        let report = markdown_report(&env, &results, &ReportExtras::default());
+        assert!(report.contains("### Point orders") && report.contains("| drift / sorted |"));
+    }
+
+    #[test]
+    fn variants_of_our_engine_are_not_the_best_other() {
+        let mut cellorder = sample();
+        cellorder.engine = Engine::HhgCellOrder;
+        cellorder.query_s = 0.0001;
+        let mut kiddo = sample();
+        kiddo.engine = Engine::Kiddo;
+        kiddo.query_s = 0.029;
+        let rows = particle_summary(&[sample(), cellorder, kiddo]);
+        let text = summary_text(&rows, "hhg");
+        assert!(
+            text.contains("hhg-cellorder ms") && text.contains("10.00x"),
+            "{text}"
+        );
     }
 
     #[test]

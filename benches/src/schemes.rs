@@ -1,6 +1,7 @@
 //! The hashing-scheme suite: every scheme behind `hhg_core::FixedRadiusScheme` (hhg-core's
 //! geometric hashing, the XOR and Pouchol schemes of hhg-xor, the group scheme of hhg-group)
-//! builds and searches the unique pairs of the same fixed-radius scenes.
+//! builds and searches the unique pairs of the same fixed-radius scenes (and, with
+//! `--points FILE --radius R --scheme NAME`, of the points of a file in any order).
 //!
 //! The schemes are driven generically through `Box<dyn FixedRadiusScheme<f32>>`; [`make_scheme`]
 //! is the one place where each scheme's constructor is named. A measurement is the best of `k`
@@ -20,7 +21,7 @@ use hhg_xor::{PoucholScheme, Primes, XorScheme};
 use crate::broadphase::PairListStats;
 use crate::memory::PeakMeter;
 use crate::progress::Progress;
-use crate::runner::{Agreement, Record, default_reps};
+use crate::runner::{Agreement, Order, Record, case_name, default_reps};
 use crate::scenes::Scene;
 
 /// A hashing scheme.
@@ -97,8 +98,11 @@ pub fn make_scheme(
 pub struct SchemeRecord {
     /// The scheme.
     pub scheme: SchemeKind,
-    /// The scene's name.
+    /// The scene's name, or the point file's stem.
     pub input: String,
+    /// The point order of a point file's case (as [`Record::order`]); `None` for the
+    /// generated scenes, which run in their random order, and for a file in its own order.
+    pub order: Option<Order>,
     /// The number of points.
     pub n: usize,
     /// Worker threads.
@@ -120,6 +124,16 @@ pub struct SchemeRecord {
 }
 
 impl SchemeRecord {
+    /// The case name: the input name, with the order's suffix for a reordered point file.
+    pub fn case(&self) -> String {
+        case_name(&self.input, self.order)
+    }
+
+    /// Whether the record's points were moved (the drift order), a point cloud of their own.
+    pub fn moved(&self) -> bool {
+        self.order.is_some_and(Order::moves_points)
+    }
+
     /// Build plus search seconds.
     pub fn total_s(&self) -> f64 {
         self.build_s + self.search_s
@@ -170,17 +184,32 @@ impl SchemeRun {
     }
 }
 
-/// Measures one scheme on `points`: the best of `reps` runs of build plus pairs.
+/// The points a scheme runs on.
+#[derive(Clone, Copy, Debug)]
+pub struct SchemeInput<'a> {
+    /// The scene's name or the point file's stem.
+    pub name: &'a str,
+    /// The point order (see [`SchemeRecord::order`]).
+    pub order: Option<Order>,
+    /// The points, in the order the scheme gets them.
+    pub points: &'a [[f32; 3]],
+    /// The search radius.
+    pub radius: f32,
+    /// `map[k]` = input index of the scheme's point `k`, for reordered input: the checksum is
+    /// taken in the input's numbering.
+    pub map: Option<&'a [u32]>,
+}
+
+/// Measures one scheme on `input`: the best of `reps` runs of build plus pairs.
 pub fn measure(
     kind: SchemeKind,
-    name: &str,
-    points: &[[f32; 3]],
-    radius: f32,
+    input: &SchemeInput<'_>,
     reps: usize,
     threads: usize,
 ) -> Result<SchemeRecord, String> {
+    let points = input.points;
     let meter = PeakMeter::start();
-    let mut scheme = make_scheme(kind, radius)?;
+    let mut scheme = make_scheme(kind, input.radius)?;
     let mut pairs: Vec<[u32; 2]> = Vec::new();
     let mut best = (f64::INFINITY, f64::INFINITY);
     for _ in 0..reps.max(1) {
@@ -197,13 +226,14 @@ pub fn measure(
     let peak_bytes = meter.peak_bytes();
     Ok(SchemeRecord {
         scheme: kind,
-        input: name.to_owned(),
+        input: input.name.to_owned(),
+        order: input.order,
         n: points.len(),
         threads,
         reps: reps.max(1),
         build_s: best.0,
         search_s: best.1,
-        stats: PairListStats::of(&pairs),
+        stats: PairListStats::of_mapped(&pairs, input.map),
         scheme_stats: scheme.stats(),
         peak_bytes,
         agree: Agreement::Reference,
@@ -241,14 +271,14 @@ pub fn run_schemes(
                     progress.advance(kind.name());
                     continue;
                 }
-                let record = measure(
-                    kind,
-                    scene.name(),
-                    &data.points,
-                    data.radius,
-                    reps,
-                    config.threads,
-                )?;
+                let input = SchemeInput {
+                    name: scene.name(),
+                    order: None,
+                    points: &data.points,
+                    radius: data.radius,
+                    map: None,
+                };
+                let record = measure(kind, &input, reps, config.threads)?;
                 progress.note(&format!(
                     "  {kind:<8} {scene:<12} n={n:<8} build {:>9.3} ms, search {:>9.3} ms, {} \
                      pairs, {:.2} candidates per pair, max load {}",
@@ -266,19 +296,23 @@ pub fn run_schemes(
     Ok(records)
 }
 
-/// Fills in `agree` for every scheme record: the reference of a scene and size is the particle
-/// suite's reference record when it ran there, else the core scheme's record, else the first.
+/// Fills in `agree` for every scheme record: the reference of a point cloud (scene or file,
+/// size, and whether the points were moved) is the particle suite's reference record when it
+/// ran there, else the core scheme's record (the file's order first), else the first.
 /// A record agrees when its pair count and checksum match and every pair is listed as `i < j`.
 pub fn annotate(records: &mut [SchemeRecord], particles: &[Record]) {
     let snapshot = records.to_vec();
     for record in records.iter_mut() {
         let outside = particles.iter().find(|p| {
-            p.input == record.input && p.n == record.n && p.agree == Agreement::Reference
+            p.input == record.input
+                && p.n == record.n
+                && p.moved() == record.moved()
+                && p.agree == Agreement::Reference
         });
         let inside = snapshot
             .iter()
-            .filter(|o| o.input == record.input && o.n == record.n)
-            .min_by_key(|o| o.scheme);
+            .filter(|o| o.input == record.input && o.n == record.n && o.moved() == record.moved())
+            .min_by_key(|o| (o.scheme, o.order));
         record.agree = if !record.stats.is_consistent() {
             Agreement::Differs
         } else if let Some(reference) = outside {
@@ -291,7 +325,9 @@ pub fn annotate(records: &mut [SchemeRecord], particles: &[Record]) {
             }
         } else {
             match inside {
-                Some(r) if r.scheme == record.scheme => Agreement::Reference,
+                Some(r) if r.scheme == record.scheme && r.order == record.order => {
+                    Agreement::Reference
+                }
                 Some(r)
                     if r.stats.pairs == record.stats.pairs
                         && r.stats.checksum == record.stats.checksum =>
@@ -312,7 +348,11 @@ pub fn disagreements(records: &[SchemeRecord]) -> Vec<String> {
         .map(|r| {
             let mut line = format!(
                 "scheme {} on {} (n = {}): {} pairs, checksum {}",
-                r.scheme, r.input, r.n, r.stats.pairs, r.stats.checksum
+                r.scheme,
+                r.case(),
+                r.n,
+                r.stats.pairs,
+                r.stats.checksum
             );
             if r.stats.misordered > 0 {
                 line.push_str(&format!(
@@ -379,6 +419,8 @@ mod tests {
             query_s: 1.0,
             stats: brute,
             vs_kiddo: None,
+            over_sorted: None,
+            list_pass: None,
             floor_s: None,
             peak_bytes: None,
             agree: Agreement::Reference,

@@ -12,14 +12,13 @@ use hhg_benches::broadphase::report as broad_report;
 use hhg_benches::broadphase::runner::{self as broad_runner, BroadRun};
 use hhg_benches::cli::{self, Command, DEFAULT_OUT_DIR, OUT_DIR_VAR, ScalingPlan, USAGE};
 use hhg_benches::compare;
-use hhg_benches::engines::Engine;
 use hhg_benches::io::read_points;
 use hhg_benches::memory::CountingAllocator;
 use hhg_benches::plots;
 use hhg_benches::progress::{Bar, Progress};
 use hhg_benches::report::{self, Environment, ReportExtras, Results};
-use hhg_benches::runner::{self, Record, SceneRun};
-use hhg_benches::schemes::{self, SchemeRun};
+use hhg_benches::runner::{self, PointRun, Record, SceneRun};
+use hhg_benches::schemes::{self, SchemeRecord, SchemeRun};
 
 /// Every heap allocation of the bench is counted, so that each engine's peak can be reported.
 #[global_allocator]
@@ -57,14 +56,7 @@ fn main() -> ExitCode {
             compare,
             json,
         }),
-        Command::Points {
-            file,
-            radius,
-            engines,
-            threads,
-            reps,
-            json,
-        } => points(&file, radius, &engines, threads, reps, json),
+        Command::Points { file, run, json } => points(&file, &run, json),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -190,6 +182,7 @@ fn scenes(plan: Plan) -> Result<u8, String> {
             println!("Particles\n");
             print!("{}", report::text_table(&results.particles));
             println!();
+            print_order_table(&results.particles);
         }
         if !results.schemes.is_empty() {
             println!("Hashing schemes\n");
@@ -290,37 +283,49 @@ fn write_file(dir: &Path, name: &str, contents: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Prints a point file's records (JSON lines, and the table unless `json`); returns the exit
-/// code.
-fn print_points(records: &[Record], json: bool) -> u8 {
+/// Prints the point-order table of particle records, headed, if any engine ran in cell order.
+fn print_order_table(records: &[Record]) {
+    let rows = report::order_rows(records);
+    if !rows.is_empty() {
+        println!("Point orders: each order's total over the same engine's total in cell order\n");
+        print!("{}", report::order_table(&rows, false));
+        println!();
+    }
+}
+
+/// Prints a point file's records (JSON lines of the engines, and the tables unless `json`);
+/// returns the exit code.
+fn print_points(records: &[Record], scheme_records: &[SchemeRecord], json: bool) -> u8 {
     for record in records {
         println!("{}", report::json_line(record));
     }
     if !json {
-        print!("{}", report::text_table(records));
+        if !records.is_empty() {
+            print!("{}", report::text_table(records));
+            println!();
+            print_order_table(records);
+        }
+        if !scheme_records.is_empty() {
+            println!("Hashing schemes\n");
+            print!("{}", report::scheme_text_table(scheme_records));
+        }
     }
-    let problems = runner::disagreements(records);
+    let mut problems = runner::disagreements(records);
+    problems.extend(schemes::disagreements(scheme_records));
     shout(&problems);
     report::exit_code(&problems)
 }
 
 /// Benchmarks the points of one file.
-fn points(
-    file: &Path,
-    radius: f32,
-    engines: &[Engine],
-    threads: usize,
-    reps: Option<usize>,
-    json: bool,
-) -> Result<u8, String> {
+fn points(file: &Path, run: &PointRun, json: bool) -> Result<u8, String> {
     let points = read_points(file).map_err(|e| e.to_string())?;
     let name = file
         .file_stem()
         .map_or_else(|| "points".to_owned(), |s| s.to_string_lossy().into_owned());
-    let pool = runner::thread_pool(threads)?;
+    let pool = runner::thread_pool(run.threads)?;
     let mut log = |line: &str| eprintln!("{line}");
     let progress: &mut dyn Progress = &mut log;
-    let records = pool
-        .install(|| runner::run_points(&name, &points, radius, engines, threads, reps, progress))?;
-    Ok(print_points(&records, json))
+    let (records, scheme_records) =
+        pool.install(|| runner::run_points(&name, &points, run, progress))?;
+    Ok(print_points(&records, &scheme_records, json))
 }

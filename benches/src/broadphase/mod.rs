@@ -50,6 +50,15 @@ pub struct PairListStats {
 impl PairListStats {
     /// Computes the statistics of a pair list in parallel.
     pub fn of(pairs: &[[u32; 2]]) -> Self {
+        Self::of_mapped(pairs, None)
+    }
+
+    /// Computes the statistics of a pair list in parallel, the checksum in the input's
+    /// numbering: `map[k]` is the input index of the lister's point `k` (the checksum does not
+    /// depend on which end of a pair comes first). Whether a pair is listed as `i < j` is
+    /// judged in the lister's own numbering.
+    pub fn of_mapped(pairs: &[[u32; 2]], map: Option<&[u32]>) -> Self {
+        let orig = |k: u32| u64::from(map.map_or(k, |m| m[k as usize]));
         pairs
             .par_chunks(1 << 14)
             .map(|chunk| {
@@ -59,7 +68,7 @@ impl PairListStats {
                 };
                 for &[i, j] in chunk {
                     // Each term is below 2^33, so one reduction per term keeps the sum in range.
-                    stats.checksum = checksum_add(stats.checksum, u64::from(i) + u64::from(j));
+                    stats.checksum = checksum_add(stats.checksum, orig(i) + orig(j));
                     stats.misordered += u64::from(i >= j);
                 }
                 stats
@@ -153,5 +162,10 @@ mod tests {
         );
         assert!(stats.is_consistent());
         assert_eq!(PairListStats::of(&[[3, 3], [4, 2]]).misordered, 2);
+        // Mapped, the checksum is the input's and the order is still the lister's.
+        let map = [5u32, 4, 3, 2, 1, 7];
+        let mapped = PairListStats::of_mapped(&[[0, 1], [2, 5]], Some(&map));
+        assert_eq!(mapped.checksum, (5 + 4) + (3 + 7));
+        assert_eq!(mapped.misordered, 0);
     }
 }
