@@ -472,7 +472,7 @@ fn measure_case(
 /// only, and so do the Python peers (when asked for, on fixed-radius scenes). Then every other
 /// engine runs on [`REORDERED`]: hhg's cell order (taken from hhg's own random-order run when
 /// hhg was selected, else from one untimed build), the drift after it, and the Morton order
-/// (see [`arrange`]). The run order is fixed: scenes, sizes, orders, engines. Must be called
+/// (see `arrange`). The run order is fixed: scenes, sizes, orders, engines. Must be called
 /// inside the thread pool (see [`thread_pool`]).
 pub fn run_scenes(config: &SceneRun, progress: &mut dyn Progress) -> Result<Vec<Record>, String> {
     let mut engines: Vec<Engine> = config
@@ -714,7 +714,7 @@ impl PointRun {
 }
 
 /// Runs the selected engines and hashing schemes on the points of a file, `name` being the
-/// file's stem, in every order of `run` (see [`arrange`]); returns the engines' records and
+/// file's stem, in every order of `run` (see `arrange`); returns the engines' records and
 /// the schemes'. Must be called inside the pool.
 ///
 /// Brute force is skipped (with a note through `progress`) above its size limit, a scheme that
