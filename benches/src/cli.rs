@@ -36,16 +36,18 @@ USAGE:
         particles: uniform (~40 neighbours), dambreak (SPH block), clustered (50 Gaussian
         clusters), sheet (1024:1 slab), outlier (uniform plus one far point), periodic (uniform
         in a box periodic on all axes, minimum-image pairs with their shifts: hhg, brute force
-        and the Python peers only), variable (radii over 8x, rule max(ri, rj)). Every engine
-        runs on the shuffled points (`<scene>-random`); all but brute force also on hhg's cell
-        order (`<scene>-sorted`), on the cell order with every point then moved by a seeded
-        uniform offset of up to 0.1 r per axis (`<scene>-drift`, other points, so other
-        pairs), and on the points sorted by the Morton code of their cell of edge r
-        (`<scene>-zorder`). The table's `x sorted` and the point-order table give each time
-        over the same engine's `-sorted` time. hhg-cellorder is hhg with its lists in cell
-        order (ListOrder::CellOrder) instead of ascending; one radius in open space only.
-        Brute force runs up to 20000 points. Python peers (--peers python) run on the random
-        order of the fixed-radius scenes.
+        and the Python peers only), variable (radii over 8x, rule max(ri, rj)), sph (a frame of
+        hhg-sph's dam break, fluid and walls, after 25 solver steps, radius the kernel support,
+        about the requested count). Every engine runs on the shuffled points (`<scene>-random`);
+        all but brute force also on hhg's cell order (`<scene>-sorted`), on the cell order with
+        every point then moved by a seeded uniform offset of up to 0.1 r per axis
+        (`<scene>-drift`, other points, so other pairs), on the points sorted by the Morton code
+        of their cell of edge r (`<scene>-zorder`) and, on sph, in the solver's own numbering
+        (`sph-solver`, nearly cell order). The table's `x sorted` and the point-order table
+        give each time over the same engine's `-sorted` time. hhg-cellorder is hhg with its
+        lists in cell order (ListOrder::CellOrder) instead of ascending; one radius in open
+        space only. Brute force runs up to 20000 points. Python peers (--peers python) run on
+        the random order of the fixed-radius scenes.
 
         schemes: every hashing scheme builds and lists the unique pairs of the same scenes
         (random order); reported with candidate tests per pair and the largest bucket load.
@@ -69,7 +71,8 @@ OPTIONS:
     --full            The full matrix: every scene, sizes 1k, 10k, ... up to --max-n, thread
                       scaling on every scene.
     --scene NAME      Only this scene, of either suite (uniform, dambreak, clustered, sheet,
-                      outlier, periodic, variable; cuboids, long, static, huge); repeatable.
+                      outlier, periodic, variable, sph; cuboids, long, static, huge);
+                      repeatable.
                       A suite none of whose scenes is named is skipped.
     --scheme NAME     Only this hashing scheme (core, xor, pouchol, group); repeatable. Without
                       --suite or --engine, runs the scheme suite alone. With --points, runs
@@ -298,7 +301,8 @@ where
                     } else {
                         return Err(format!(
                             "unknown scene `{name}` (expected uniform, dambreak, clustered, \
-                             sheet, outlier, periodic, variable, cuboids, long, static or huge)"
+                             sheet, outlier, periodic, variable, sph, cuboids, long, static or \
+                             huge)"
                         ));
                     }
                 }
@@ -754,6 +758,7 @@ mod tests {
         let run = run.unwrap();
         assert_eq!(run.sizes, [1_000, 10_000, 100_000, 300_000]);
         assert_eq!(run.engines, Engine::ALL);
+        assert_eq!(run.scenes, Scene::ALL);
         assert_eq!(
             schemes.unwrap().scenes,
             Scene::ALL
@@ -806,6 +811,13 @@ mod tests {
         assert_eq!(broad.scenes, [BroadScene::Long, BroadScene::StaticHeavy]);
         assert_eq!(broad.engines, [BroadEngine::Hhg, BroadEngine::Sap]);
         assert_eq!(broad.steps, Some(2));
+
+        // The sph scene alone.
+        let (run, schemes, broad, _) =
+            suites(parse_str("--suite particles --scene sph --n 20000").unwrap());
+        assert_eq!((schemes, broad), (None, None));
+        let run = run.unwrap();
+        assert_eq!((run.scenes, run.sizes), (vec![Scene::Sph], vec![20_000]));
     }
 
     #[test]

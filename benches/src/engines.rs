@@ -819,18 +819,19 @@ mod tests {
     fn hhg_agrees_with_brute_in_both_orders() {
         for scene in Scene::ALL.into_iter().filter(|s| !s.is_variable()) {
             let points = scene.generate(3000, 5);
+            let radius = scene.radius(3000);
             let brute = Engine::Brute
-                .run(&points, RADIUS, None)
+                .run(&points, radius, None)
                 .unwrap()
                 .stats(None);
-            let hhg = Engine::Hhg.run(&points, RADIUS, None).unwrap();
+            let hhg = Engine::Hhg.run(&points, radius, None).unwrap();
             assert_eq!(hhg.stats(None), brute, "{scene}");
             let order = hhg.cell_order().unwrap().to_vec();
             let mut sorted = points.clone();
             hhg_core::reorder::apply_order(&order, &mut sorted);
-            let again = Engine::Hhg.run(&sorted, RADIUS, Some(hhg)).unwrap();
+            let again = Engine::Hhg.run(&sorted, radius, Some(hhg)).unwrap();
             assert_eq!(again.stats(Some(&order)), brute, "{scene} in cell order");
-            assert_eq!(cell_order(&points, RADIUS).unwrap(), order, "{scene}");
+            assert_eq!(cell_order(&points, radius).unwrap(), order, "{scene}");
         }
     }
 

@@ -323,7 +323,7 @@ fn sort_series(series: &mut [Series]) {
 /// Draws every plot of `results` into `dir` and returns the file names written.
 ///
 /// Per particle scene: total time against points (random order, plus hhg and kiddo on the
-/// cell order; the drift and Z order are left to the tables); per scheme scene: build plus search against points; per broad-phase scene:
+/// cell order; the drift, Z and solver orders are left to the tables); per scheme scene: build plus search against points; per broad-phase scene:
 /// median step against boxes; bars of ns per point (per box) per engine at the largest size;
 /// and the thread scaling.
 pub fn write_plots(dir: &Path, results: &Results) -> Result<Vec<String>, String> {
@@ -353,7 +353,7 @@ pub fn write_plots(dir: &Path, results: &Results) -> Result<Vec<String>, String>
                     format!("{} (cell order)", r.engine)
                 }
                 Some(Order::Random) | None => r.engine.name().to_owned(),
-                Some(Order::Sorted | Order::Drift | Order::Zorder) => continue,
+                Some(Order::Sorted | Order::Drift | Order::Zorder | Order::Solver) => continue,
             };
             push_point(&mut series, label, (r.n as f64, r.total_s() * 1e3));
         }

@@ -1114,7 +1114,8 @@ fn particle_section(out: &mut String, records: &[Record]) {
          cell order, `-drift` in hhg's cell order with every point then moved by a seeded \
          uniform offset of up to 0.1 r per axis (an SPH solver some ten steps after it \
          reordered; other points, so other pairs), `-zorder` sorted by the Morton code of \
-         their cell of edge r (stable, cells counted from the bounding box's minimum). \
+         their cell of edge r (stable, cells counted from the bounding box's minimum), \
+         `sph-solver` in hhg-sph's own numbering of its frame (nearly cell order). \
          `vs kiddo` is kiddo's total over the engine's total on the same case; `x sorted` the \
          engine's total over its own total on the `-sorted` case. `hhg-cellorder` is hhg with \
          `ListOrder::CellOrder`: the same lists, each in the grid's cell order instead of \
@@ -1150,7 +1151,11 @@ fn particle_section(out: &mut String, records: &[Record]) {
          every axis; `variable`, points uniform in a cube with radii log-uniform over \
          [0.25, 2] (8x), neighbours iff `|xi - xj| <= max(ri, rj)`, about 40 on average (hhg \
          runs its `VariableRadiusSearch`; the tree peers search within the largest radius and \
-         re-check; its sorted order is hhg's cell order for the largest radius).\n\n",
+         re-check; its sorted order is hhg's cell order for the largest radius); `sph`, a \
+         frame of hhg-sph's dam break after 25 solver steps, fluid then the three layers of \
+         wall, floor and lid particles (the walls are most points below 1M), in metres, \
+         radius the kernel support 2h = 2.6 spacings, about 75 neighbours per fluid particle; \
+         its size is the closest that whole lattice layers allow to the one asked for.\n\n",
     );
     out.push_str(&markdown_table(records));
     let orders = order_rows(records);

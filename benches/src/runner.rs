@@ -90,10 +90,15 @@ pub enum Order {
     /// The points (not moved) stably sorted by the Morton code of their cell of edge `r`,
     /// counted from the bounding box's minimum ([`crate::orders::morton_order`]).
     Zorder,
+    /// The generator's own numbering of a scene that has one ([`SceneData::solver_order`]):
+    /// the `sph` frame as hhg-sph's solver numbers its particles. Not one of [`Order::ALL`]
+    /// (nor parsed): only such a scene runs it, after the other orders.
+    Solver,
 }
 
 impl Order {
-    /// Every order, in the order the runner measures them.
+    /// Every order of every input, in the order the runner measures them ([`Order::Solver`]
+    /// comes after them on the scenes that have it).
     pub const ALL: [Order; 4] = [Order::Random, Order::Sorted, Order::Drift, Order::Zorder];
 
     /// The suffix of the case name.
@@ -103,6 +108,7 @@ impl Order {
             Order::Sorted => "sorted",
             Order::Drift => "drift",
             Order::Zorder => "zorder",
+            Order::Solver => "solver",
         }
     }
 
@@ -123,6 +129,7 @@ impl FromStr for Order {
 
     /// Parses an order by its case suffix; `cell` is another name for `sorted`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        // `solver` is left out: a point file has its own order (`file`) instead.
         match s {
             "cell" => Ok(Order::Sorted),
             _ => Order::ALL
@@ -196,7 +203,7 @@ pub struct Record {
 
 impl Record {
     /// The case name: the input name, with its order's suffix (`-random`, `-sorted`,
-    /// `-drift`, `-zorder`) unless it is a point file in the file's order.
+    /// `-drift`, `-zorder`, `-solver`) unless it is a point file in the file's order.
     pub fn case(&self) -> String {
         case_name(&self.input, self.order)
     }
@@ -349,18 +356,26 @@ impl Default for SceneRun {
 pub const REORDERED: [Order; 3] = [Order::Sorted, Order::Drift, Order::Zorder];
 
 /// A search rule of the scene's kind (no radii, no box edges), enough to tell which engines
-/// run on the scene before it is generated.
-fn rule_of(scene: Scene) -> Radius<'static> {
+/// run on the scene of `n` points before it is generated.
+fn rule_of(scene: Scene, n: usize) -> Radius<'static> {
     if scene.is_variable() {
         Radius::PerPoint(&[])
     } else if scene.is_periodic() {
         Radius::Periodic {
-            radius: scene.radius(),
+            radius: scene.radius(n),
             lengths: [f32::INFINITY; 3],
         }
     } else {
-        Radius::Fixed(scene.radius())
+        Radius::Fixed(scene.radius(n))
     }
+}
+
+/// The orders every engine but brute force runs on after the random one on `scene`:
+/// [`REORDERED`], then [`Order::Solver`] on a scene with a numbering of its own.
+pub fn later_orders(scene: Scene) -> impl Iterator<Item = Order> {
+    REORDERED
+        .into_iter()
+        .chain(scene.has_solver_order().then_some(Order::Solver))
 }
 
 impl SceneRun {
@@ -368,12 +383,12 @@ impl SceneRun {
     pub fn planned(&self) -> u64 {
         let mut count = 0;
         for &scene in &self.scenes {
-            let rule = rule_of(scene);
             for &n in &self.sizes {
+                let rule = rule_of(scene, n);
                 let python = |e: &Engine| matches!(e, Engine::Python(_));
                 let runs = |e: &&Engine| !python(e) && e.supports(&rule);
                 let random = self.engines.iter().filter(runs).filter(|e| e.accepts(n));
-                let reordered = self
+                let others = self
                     .engines
                     .iter()
                     .filter(runs)
@@ -383,7 +398,7 @@ impl SceneRun {
                 } else {
                     self.engines.iter().filter(|e| python(e)).count()
                 };
-                count += random.count() + reordered.count() * REORDERED.len() + peers;
+                count += random.count() + others.count() * later_orders(scene).count() + peers;
             }
         }
         count as u64
@@ -414,7 +429,8 @@ fn input_of<'a>(
 /// here by an untimed build when first needed (with the largest radius on the
 /// variable-radius scene). `seed` is the case's seed, from which the shuffle of
 /// [`Order::Random`] and the offsets of [`Order::Drift`] are drawn; the drift and the Morton
-/// cells take the scene's radius (the largest one on `variable`).
+/// cells take the scene's radius (the largest one on `variable`). [`Order::Solver`] takes
+/// [`SceneData::solver_order`], an error where there is none.
 fn arrange(
     order: Order,
     data: &SceneData,
@@ -428,6 +444,10 @@ fn arrange(
             None => cells.insert(cell_order(&data.points, data.radius)?).clone(),
         },
         Order::Zorder => morton_order(&data.points, data.radius),
+        Order::Solver => data
+            .solver_order
+            .clone()
+            .ok_or("these points have no solver order of their own")?,
     };
     let mut points = data.points.clone();
     apply_order(&map, &mut points);
@@ -444,6 +464,7 @@ fn arrange(
         radius: data.radius,
         radii,
         periodic: data.periodic,
+        solver_order: None,
     };
     Ok((arranged, map))
 }
@@ -472,8 +493,9 @@ fn measure_case(
 /// only, and so do the Python peers (when asked for, on fixed-radius scenes). Then every other
 /// engine runs on [`REORDERED`]: hhg's cell order (taken from hhg's own random-order run when
 /// hhg was selected, else from one untimed build), the drift after it, and the Morton order
-/// (see `arrange`). The run order is fixed: scenes, sizes, orders, engines. Must be called
-/// inside the thread pool (see [`thread_pool`]).
+/// (see `arrange`); on a scene with a numbering of its own (`sph`) then on
+/// [`Order::Solver`] ([`later_orders`]). The run order is fixed: scenes, sizes, orders,
+/// engines. Must be called inside the thread pool (see [`thread_pool`]).
 pub fn run_scenes(config: &SceneRun, progress: &mut dyn Progress) -> Result<Vec<Record>, String> {
     let mut engines: Vec<Engine> = config
         .engines
@@ -534,7 +556,7 @@ pub fn run_scenes(config: &SceneRun, progress: &mut dyn Progress) -> Result<Vec<
             if reordered.is_empty() {
                 continue;
             }
-            for order in REORDERED {
+            for order in later_orders(scene) {
                 let (arranged, map) = arrange(order, &data, &mut cells, seed)?;
                 let input = input_of(scene.name(), Some(order), &arranged, Some(&map));
                 measure_case(
@@ -743,6 +765,7 @@ pub fn run_points(
         radius: run.radius,
         radii: None,
         periodic: None,
+        solver_order: None,
     };
     let mut cells = None;
     let mut records = Vec::new();
@@ -1082,6 +1105,13 @@ mod tests {
         for order in Order::ALL {
             assert_eq!(order.name().parse::<Order>(), Ok(order));
         }
+        assert!(
+            "solver".parse::<Order>().is_err(),
+            "a point file has no solver order"
+        );
+        assert_eq!(case_name("sph", Some(Order::Solver)), "sph-solver");
+        assert_eq!(later_orders(Scene::Uniform).collect::<Vec<_>>(), REORDERED);
+        assert_eq!(later_orders(Scene::Sph).last(), Some(Order::Solver));
         assert_eq!("cell".parse::<Order>(), Ok(Order::Sorted));
         assert!("file".parse::<Order>().is_err() && "hilbert".parse::<Order>().is_err());
         assert_eq!(case_name("cloud", None), "cloud");
@@ -1120,6 +1150,7 @@ mod tests {
         let (zorder, zmap) = arrange(Order::Zorder, &data, &mut None, 1).unwrap();
         assert_eq!(zmap, morton_order(&data.points, data.radius));
         assert_eq!(zorder.points[0], data.points[zmap[0] as usize]);
+        assert!(arrange(Order::Solver, &data, &mut None, 1).is_err());
         let (shuffled, smap) = arrange(Order::Random, &data, &mut None, 1).unwrap();
         assert_ne!(smap, (0..3000).collect::<Vec<u32>>());
         assert_eq!(shuffled.points[7], data.points[smap[7] as usize]);
@@ -1187,14 +1218,26 @@ mod tests {
             .install(|| run_scenes(&config, &mut |_: &str| {}))
             .unwrap();
         // Per fixed-radius scene in open space: every engine on the random order, all but
-        // brute force on the other three orders; hhg-cellorder skips the variable-radius
-        // scene; on the periodic scene only hhg (every order) and brute force run.
+        // brute force on the other three orders (and on sph's solver order); hhg-cellorder
+        // skips the variable-radius scene; on the periodic scene only hhg (every order) and
+        // brute force run.
         let open = Scene::ALL.iter().filter(|s| s.is_plain()).count();
-        assert_eq!(records.len(), open * (5 + 4 * 3) + (4 + 3 * 3) + (2 + 3));
+        assert_eq!(
+            records.len(),
+            open * (5 + 4 * 3) + 4 + (4 + 3 * 3) + (2 + 3)
+        );
         assert_eq!(config.planned(), records.len() as u64);
         for order in Order::ALL {
             assert!(records.iter().any(|r| r.order == Some(order)), "{order}");
         }
+        let solver: Vec<&Record> = records
+            .iter()
+            .filter(|r| r.order == Some(Order::Solver))
+            .collect();
+        assert_eq!(solver.len(), 4);
+        assert!(solver.iter().all(|r| r.case() == "sph-solver"
+            && r.agree == Agreement::Agrees
+            && r.n == solver[0].n));
         for r in records.iter().filter(|r| r.engine != Engine::Brute) {
             assert!(r.over_sorted.is_some(), "{} on {}", r.engine, r.case());
             assert_eq!(

@@ -1,13 +1,18 @@
 //! Seeded, deterministic benchmark scenes: uniform, SPH dam break, Gaussian clusters, a thin
-//! sheet, a cube with one far outlier, and particles whose radii spread over 8x.
+//! sheet, a cube with one far outlier, particles whose radii spread over 8x, and a frame of
+//! hhg-sph's dam-break simulation.
 //!
-//! Every fixed-radius scene uses the search radius [`RADIUS`]; the variable-radius scene gives
-//! each particle its own radius ([`Scene::data`]). Points are returned in random order
-//! (shuffled with the seeded generator), so an engine cannot profit from the generator's
-//! spatial order; the `-sorted` cases reorder the points explicitly.
+//! Every fixed-radius scene but `sph` uses the search radius [`RADIUS`]; `sph` searches within
+//! its kernel support ([`sph_radius`]) and the variable-radius scene gives each particle its
+//! own radius ([`Scene::data`]). Points are returned in random order (shuffled with the seeded
+//! generator), so an engine cannot profit from the generator's spatial order; the `-sorted`
+//! cases reorder the points explicitly, and the `sph` scene keeps its solver's numbering in
+//! [`SceneData::solver_order`].
 
 use std::fmt;
 use std::str::FromStr;
+
+use hhg_sph::{DamBreak, Simulation, Wendland};
 
 use crate::rng::{Rng, splitmix64};
 
@@ -47,6 +52,13 @@ pub const VARIABLE_MAX_RADIUS: f32 = 2.0;
 /// The mean neighbour count the variable-radius scene is tuned for (rule `max(ri, rj)`).
 pub const VARIABLE_NEIGHBORS: f64 = 40.0;
 
+/// The solver steps hhg-sph's dam break runs before the `sph` scene takes its frame.
+///
+/// The solver renumbers its fluid in cell order at set-up and then every
+/// `DamBreak::reorder_every` steps (10 by default, so after steps 10 and 20); after 25 steps
+/// the fluid has moved for five steps since its last reorder, halfway between two.
+pub const SPH_STEPS: usize = 25;
+
 /// A benchmark scene.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Scene {
@@ -67,8 +79,30 @@ pub enum Scene {
     Variable,
     /// Points uniform in a cubic box periodic along all three axes, about
     /// [`UNIFORM_NEIGHBORS`] neighbours per point by the minimum-image rule (SPH periodic
-    /// channels, atomistic systems). Declared last so that the other scenes keep their seeds.
+    /// channels, atomistic systems). Declared after the older scenes so that they keep their
+    /// seeds.
     Periodic,
+    /// One frame of hhg-sph's dam break, fluid and walls, in the solver's own numbering.
+    ///
+    /// `hhg_sph::Simulation` runs `hhg_sph::DamBreak::with_particles(p)` (a 0.6 m x 0.6 m x
+    /// 0.3 m water column in a 1.6 m x 0.6 m x 0.6 m tank, spacing `dx`, `h = 1.3 dx`, three
+    /// layers of boundary particles) for [`SPH_STEPS`] steps; the cloud is then the fluid
+    /// positions followed by the boundary positions, in metres, converted to `f32`, and the
+    /// radius is the kernel support `2h` ([`sph_radius`]): about 75 neighbours per fluid
+    /// particle, fluid and walls. `p` is chosen so that fluid and walls together come closest
+    /// to the requested count ([`sph_fluid_particles`]); the walls are most of the points at
+    /// small counts (about 88 % at 10k points, 68 % at 100k, 43 % at 1M). After 25 steps (a
+    /// few milliseconds of simulated time) the fluid has moved by less than a tenth of a
+    /// spacing from its initial lattice.
+    ///
+    /// The solver's numbering is nearly cell order: the fluid in the cell order of the grid
+    /// of the solver's last reorder, five steps earlier, then the walls in the cell order of
+    /// their own grid (both grids of the solver's search, whose radius is this scene's). Like
+    /// every scene, the points come shuffled (the `sph-random` case);
+    /// [`SceneData::solver_order`] holds the solver's numbering, which the runner measures as
+    /// the `sph-solver` case. The simulation itself has no randomness: the seed only draws the
+    /// shuffle. Declared last so that the other scenes keep their seeds.
+    Sph,
 }
 
 /// The points of a generated scene and its radius rule.
@@ -83,11 +117,16 @@ pub struct SceneData {
     /// The edge lengths of the periodic box `0..L` of the periodic scene (every point lies
     /// inside it), `None` for open scenes.
     pub periodic: Option<[f32; 3]>,
+    /// The generator's own numbering, for a scene that has one ([`Scene::Sph`], the solver's
+    /// numbering): `solver_order[k]` is the index in `points` of the generator's point `k`, so
+    /// `hhg_core::reorder::apply_order` with it puts the points back into that numbering.
+    /// `None` for the other scenes, and for points put into another order.
+    pub solver_order: Option<Vec<u32>>,
 }
 
 impl Scene {
     /// All scenes, in the order the runner uses.
-    pub const ALL: [Scene; 7] = [
+    pub const ALL: [Scene; 8] = [
         Scene::Uniform,
         Scene::Dambreak,
         Scene::Clustered,
@@ -95,6 +134,7 @@ impl Scene {
         Scene::Outlier,
         Scene::Periodic,
         Scene::Variable,
+        Scene::Sph,
     ];
 
     /// The scenes every hashing scheme runs on by default.
@@ -110,7 +150,14 @@ impl Scene {
             Scene::Outlier => "outlier",
             Scene::Periodic => "periodic",
             Scene::Variable => "variable",
+            Scene::Sph => "sph",
         }
+    }
+
+    /// Whether the scene comes with a numbering of its own besides the shuffled one
+    /// ([`SceneData::solver_order`]), which the runner measures as the `-solver` case.
+    pub fn has_solver_order(self) -> bool {
+        self == Scene::Sph
     }
 
     /// Whether the scene's box is periodic (only engines with minimum-image search run on it).
@@ -128,16 +175,22 @@ impl Scene {
         self == Scene::Variable
     }
 
-    /// The search radius of a fixed-radius scene; the largest radius of the variable one.
-    pub fn radius(self) -> f32 {
-        if self.is_variable() {
-            VARIABLE_MAX_RADIUS
-        } else {
-            RADIUS
+    /// The search radius of a fixed-radius scene of about `n` points (only that of `sph`
+    /// depends on `n`); the largest radius of the variable one.
+    pub fn radius(self, n: usize) -> f32 {
+        match self {
+            Scene::Variable => VARIABLE_MAX_RADIUS,
+            Scene::Sph => sph_radius(n),
+            _ => RADIUS,
         }
     }
 
-    /// Generates `n` points of this scene from `seed` with their radius rule.
+    /// Generates `n` points of this scene from `seed` with their radius rule (about `n` for
+    /// `sph`, see [`Scene::Sph`]).
+    ///
+    /// # Panics
+    /// If hhg-sph's dam break of the `sph` scene fails (the simulation blew up, or too many
+    /// particles for the search).
     pub fn data(self, n: usize, seed: u64) -> SceneData {
         if self.is_variable() {
             let (points, radii) = variable(n, &mut Rng::new(seed));
@@ -146,6 +199,17 @@ impl Scene {
                 radius: VARIABLE_MAX_RADIUS,
                 radii: Some(radii),
                 periodic: None,
+                solver_order: None,
+            };
+        }
+        if self == Scene::Sph {
+            let (points, radius, solver_order) = sph(n, &mut Rng::new(seed));
+            return SceneData {
+                points,
+                radius,
+                radii: None,
+                periodic: None,
+                solver_order: Some(solver_order),
             };
         }
         SceneData {
@@ -153,6 +217,7 @@ impl Scene {
             radius: RADIUS,
             radii: None,
             periodic: self.is_periodic().then(|| [periodic_side(n); 3]),
+            solver_order: None,
         }
     }
 
@@ -165,11 +230,18 @@ impl Scene {
     /// Generates `n` points of this scene from `seed`, in random order.
     ///
     /// The variable-radius scene's points are those of [`Scene::data`], without their radii
-    /// (they are drawn independently, so already in random order).
+    /// (they are drawn independently, so already in random order); the `sph` scene's are those
+    /// of [`Scene::data`] too (about `n` of them), without their radius and solver order.
+    ///
+    /// # Panics
+    /// As [`Scene::data`].
     pub fn generate(self, n: usize, seed: u64) -> Vec<[f32; 3]> {
         let mut rng = Rng::new(seed);
         if self.is_variable() {
             return variable(n, &mut rng).0;
+        }
+        if self == Scene::Sph {
+            return sph(n, &mut rng).0;
         }
         let mut points = match self {
             Scene::Uniform => uniform(n, &mut rng),
@@ -178,7 +250,7 @@ impl Scene {
             Scene::Sheet => sheet(n, &mut rng),
             Scene::Outlier => outlier(n, &mut rng),
             Scene::Periodic => periodic(n, &mut rng),
-            Scene::Variable => unreachable!("returned above"),
+            Scene::Variable | Scene::Sph => unreachable!("returned above"),
         };
         rng.shuffle(&mut points);
         points
@@ -201,7 +273,7 @@ impl FromStr for Scene {
             .ok_or_else(|| {
                 format!(
                     "unknown scene `{s}` (expected uniform, dambreak, clustered, sheet, outlier, \
-                     periodic or variable)"
+                     periodic, variable or sph)"
                 )
             })
     }
@@ -349,6 +421,117 @@ fn dambreak(n: usize, rng: &mut Rng) -> Vec<[f32; 3]> {
     points
 }
 
+/// The lattice of hhg-sph's dam break with `particles` requested fluid particles: the particle
+/// spacing, the fluid count and the boundary count.
+///
+/// This mirrors how `hhg_sph::Simulation::new` lays the scenario out (hhg-sph does not export
+/// it): the spacing `dx = (column volume / particles)^(1/3)`; the column and the tank rounded to
+/// whole cells of `dx` per axis (at least one, the tank at least the column); the fluid one
+/// particle per column cell; the walls `ceil(2 * smoothing ratio)` layers of cells around the
+/// tank. The `sph` tests check it against the simulation's counts.
+fn sph_lattice(particles: usize) -> (f64, usize, usize) {
+    let config = DamBreak::with_particles(particles.max(1));
+    let volume: f64 = config.column.iter().product();
+    let spacing = (volume / config.particles as f64).cbrt();
+    let column = config
+        .column
+        .map(|c| ((c / spacing).round() as usize).max(1));
+    let tank: [usize; 3] =
+        std::array::from_fn(|k| ((config.tank[k] / spacing).round() as usize).max(column[k]));
+    let layers = (2.0 * config.smoothing_ratio).ceil() as usize;
+    let fluid = column.iter().product();
+    let outer: usize = tank.iter().map(|&c| c + 2 * layers).product();
+    let inner: usize = tank.iter().product();
+    (spacing, fluid, outer - inner)
+}
+
+/// The fluid particle count to ask `hhg_sph::DamBreak::with_particles` for so that fluid and
+/// walls together come closest to `n` (the smaller on a tie; at least 1).
+///
+/// The total grows with the requested count (every rounded cell count does), so a bisection
+/// finds the largest request whose total is at most `n` and the next one above it. The totals
+/// step by a layer of cells at a time: within 1 % of `n` from 10k points up, 7 % at worst
+/// below.
+pub fn sph_fluid_particles(n: usize) -> usize {
+    let total = |p: usize| {
+        let (_, fluid, walls) = sph_lattice(p);
+        fluid + walls
+    };
+    if total(1) > n {
+        return 1;
+    }
+    // `lo` stays at most `n` points, `hi` above it.
+    let (mut lo, mut hi) = (1, 2);
+    while total(hi) <= n {
+        (lo, hi) = (hi, 2 * hi);
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if total(mid) <= n {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    if n - total(lo) <= total(hi) - n {
+        lo
+    } else {
+        hi
+    }
+}
+
+/// The search radius of the `sph` scene of about `n` points: the support `2h` of the dam
+/// break's Wendland kernel, `h = 1.3 dx`, in metres, converted to `f32`.
+pub fn sph_radius(n: usize) -> f32 {
+    let (spacing, _, _) = sph_lattice(sph_fluid_particles(n));
+    let ratio = DamBreak::default().smoothing_ratio;
+    Wendland::new(ratio * spacing).support() as f32
+}
+
+/// Runs hhg-sph's dam break with about `n` particles in all for `steps` steps and returns the
+/// frame in the solver's numbering (the fluid positions, then the boundary positions, as
+/// `f32`) and the kernel support the solver searches within (as `f32`).
+///
+/// # Panics
+/// If the simulation fails (see [`Scene::data`]).
+fn sph_frame(n: usize, steps: usize) -> (Vec<[f32; 3]>, f32) {
+    let particles = sph_fluid_particles(n);
+    let failed = |e: hhg_sph::SphError| -> ! {
+        panic!("the dam break of the sph scene ({particles} fluid particles) failed: {e}")
+    };
+    let mut sim =
+        Simulation::new(DamBreak::with_particles(particles)).unwrap_or_else(|e| failed(e));
+    for _ in 0..steps {
+        sim.step().unwrap_or_else(|e| failed(e));
+    }
+    let points = sim
+        .positions()
+        .iter()
+        .chain(sim.boundary_positions())
+        .map(|p| p.map(|c| c as f32))
+        .collect();
+    (points, sim.kernel().support() as f32)
+}
+
+/// The `sph` scene: the frame of [`sph_frame`] after [`SPH_STEPS`] steps, shuffled with `rng`,
+/// its radius, and the solver's numbering (`solver_order[k]` is the index in the shuffled
+/// points of the solver's point `k`). An empty cloud for `n = 0`.
+fn sph(n: usize, rng: &mut Rng) -> (Vec<[f32; 3]>, f32, Vec<u32>) {
+    if n == 0 {
+        return (Vec::new(), sph_radius(0), Vec::new());
+    }
+    let (frame, radius) = sph_frame(n, SPH_STEPS);
+    // `shuffled[k]` is the solver's index of the `k`-th shuffled point.
+    let mut shuffled: Vec<u32> = (0..frame.len() as u32).collect();
+    rng.shuffle(&mut shuffled);
+    let points = shuffled.iter().map(|&i| frame[i as usize]).collect();
+    let mut solver_order = vec![0u32; frame.len()];
+    for (k, &i) in shuffled.iter().enumerate() {
+        solver_order[i as usize] = k as u32;
+    }
+    (points, radius, solver_order)
+}
+
 /// The probability that two independent draws from an isotropic 3-D Gaussian with standard
 /// deviation `sigma` lie within distance `r` of each other.
 ///
@@ -491,7 +674,14 @@ mod tests {
             let a = scene.generate(3000, 11);
             let b = scene.generate(3000, 11);
             let c = scene.generate(3000, 12);
-            assert_eq!(a.len(), 3000, "{scene}");
+            if scene == Scene::Sph {
+                // Fluid and walls come in whole layers of lattice cells: 2808 of them here.
+                let (_, fluid, walls) = sph_lattice(sph_fluid_particles(3000));
+                assert_eq!(a.len(), fluid + walls);
+                assert!(a.len().abs_diff(3000) < 3000 / 10, "{}", a.len());
+            } else {
+                assert_eq!(a.len(), 3000, "{scene}");
+            }
             assert_eq!(a, b, "{scene}: same seed, same points");
             assert_ne!(a, c, "{scene}: another seed, other points");
             assert!(a.iter().flatten().all(|c| c.is_finite()));
@@ -569,7 +759,7 @@ mod tests {
             .iter()
             .fold((f32::MAX, 0.0f32), |(lo, hi), &r| (lo.min(r), hi.max(r)));
         assert!(lo >= VARIABLE_MIN_RADIUS && hi <= VARIABLE_MAX_RADIUS && hi / lo > 6.0);
-        assert_eq!(data.radius, Scene::Variable.radius());
+        assert_eq!(data.radius, Scene::Variable.radius(n));
         assert_eq!(Scene::Uniform.data(10, 1).radii, None);
         let data = Scene::Periodic.data(n, 1);
         let side = data.periodic.unwrap()[0];
@@ -600,5 +790,75 @@ mod tests {
             (h / w - 2.0).abs() < 0.1 && (d / w - 1.0).abs() < 0.05,
             "{w} {h} {d}"
         );
+    }
+
+    #[test]
+    fn sph_frame_is_the_solver_s_numbering_of_fluid_and_walls() {
+        let n = 2000;
+        let particles = sph_fluid_particles(n);
+        let (spacing, fluid, walls) = sph_lattice(particles);
+
+        // A few steps: fluid then walls, finite, within the tank and its walls.
+        let (frame, radius) = sph_frame(n, 3);
+        assert_eq!(frame.len(), fluid + walls);
+        assert!(frame.len().abs_diff(n) < n / 20, "{} points", frame.len());
+        assert!(frame.iter().flatten().all(|c| c.is_finite()));
+        assert!(radius > 0.0 && radius == sph_radius(n), "{radius}");
+        assert!((f64::from(radius) / spacing - 2.6).abs() < 1e-6);
+        let sim = Simulation::new(DamBreak::with_particles(particles)).unwrap();
+        assert_eq!((sim.fluid_count(), sim.boundary_count()), (fluid, walls));
+        // The fluid inside the tank, the walls half a spacing or more outside it.
+        let tank = sim.tank();
+        let inside = |p: &[f32; 3], tolerance: f64| tank.contains(p.map(f64::from), tolerance);
+        assert!(frame[..fluid].iter().all(|p| inside(p, 0.0)));
+        assert!(frame[fluid..].iter().all(|p| !inside(p, 0.4 * spacing)));
+        assert_eq!(
+            sph_frame(n, 3),
+            (frame.clone(), radius),
+            "the solver is deterministic"
+        );
+
+        // The scene: the frame after SPH_STEPS steps, shuffled by the seed, with the map back.
+        let data = Scene::Sph.data(n, 7);
+        assert_eq!(data, Scene::Sph.data(n, 7), "same seed, same cloud");
+        assert_eq!(data.points, Scene::Sph.generate(n, 7));
+        assert_eq!(
+            (data.radius, data.radii, data.periodic),
+            (radius, None, None)
+        );
+        assert_eq!(Scene::Sph.radius(n), radius);
+        let (steps, _) = sph_frame(n, SPH_STEPS);
+        let order = data.solver_order.as_ref().unwrap();
+        let mut solver = data.points.clone();
+        hhg_core::reorder::apply_order(order, &mut solver);
+        assert_eq!(solver, steps, "the solver order restores the frame");
+        assert_ne!(data.points, steps, "the points come shuffled");
+        let other = Scene::Sph.data(n, 8);
+        assert_ne!(other.points, data.points);
+        let sorted = |points: &[[f32; 3]]| {
+            let mut p = points.to_vec();
+            p.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            p
+        };
+        assert_eq!(
+            sorted(&other.points),
+            sorted(&data.points),
+            "another shuffle only"
+        );
+        assert!(Scene::Sph.is_plain() && Scene::Sph.has_solver_order());
+        assert!(
+            !Scene::Uniform.has_solver_order() && Scene::Uniform.data(10, 1).solver_order.is_none()
+        );
+        assert!(Scene::Sph.data(0, 1).points.is_empty());
+    }
+
+    #[test]
+    fn sph_counts_come_close_to_the_request() {
+        for n in [1_000, 10_000, 100_000, 1_000_000, 10_000_000] {
+            let (_, fluid, walls) = sph_lattice(sph_fluid_particles(n));
+            let total = fluid + walls;
+            assert!(total.abs_diff(n) * 100 <= n, "{n}: {fluid} + {walls}");
+        }
+        assert_eq!(sph_fluid_particles(1), 1);
     }
 }
