@@ -396,6 +396,9 @@ pub(crate) struct PackedCandidates<T> {
     y: Vec<T>,
     z: Vec<T>,
     ids: Vec<u32>,
+    /// Whether a batch was packed here (the tests tell the passes that pack).
+    #[cfg(test)]
+    pub(crate) used: bool,
 }
 
 impl<T: Real> PackedCandidates<T> {
@@ -410,7 +413,7 @@ impl<T: Real> PackedCandidates<T> {
     /// Makes the columns at least `len` long, growing them only past their high-water mark,
     /// and then with slack ([`candidate_room`]): a neighbourhood a little fuller than any
     /// before (points moved between steps) finds room.
-    fn make_room(&mut self, len: usize) {
+    pub(crate) fn make_room(&mut self, len: usize) {
         if self.ids.len() < len {
             let len = candidate_room(len);
             self.x.resize(len, T::PAD);
@@ -505,6 +508,10 @@ pub(crate) unsafe fn pack_within_box<T: Real, const IDS: bool>(
     } = *request;
     let candidates: usize = ranges.iter().map(|&(s, e)| (e - s) as usize).sum();
     out.make_room(candidates + ROW_SLACK);
+    #[cfg(test)]
+    {
+        out.used = true;
+    }
     #[cfg(target_arch = "x86_64")]
     if avx512 {
         // As in `gather_many`: `T` is the scalar of the block its size picks.

@@ -133,6 +133,17 @@ struct PartBuffer<T> {
 }
 
 impl<T: Real> PartBuffer<T> {
+    /// Gives a kernel that packs ([`MaskKernel::PACKS`]) room to pack the candidates of a
+    /// small neighbourhood, so that a buffer that never packed before meets its first batch
+    /// of [`PACK_MIN`] points with room: in a sparse set only a few of a pass's units meet
+    /// one, not always the same units from one step to the next.
+    #[inline]
+    fn room_to_pack<K: MaskKernel>(&mut self) {
+        if K::PACKS {
+            self.packed.make_room(crate::parallel::MIN_ROOM);
+        }
+    }
+
     /// Keeps, field by field, the larger allocation of `self` and `other`.
     fn absorb(&mut self, other: Self) {
         keep_larger(&mut self.entries, other.entries);
@@ -941,6 +952,7 @@ impl<T: Real> Grid<T> {
             .zip(out.parts[..parts].par_iter_mut())
             .for_each(|(&unit, part)| {
                 part.start(self.unit_points(unit));
+                part.room_to_pack::<K>();
                 // The batch's slots are sorted positions; lists go to caller indices.
                 let list_of = |p: usize| self.order[p] as usize;
                 let task = UnitTask {
@@ -1257,6 +1269,7 @@ impl<T: Real> Grid<T> {
                 first_list: |unit: usize| unit * QUERY_CHUNK,
                 points: |unit: usize| chunk(unit).len(),
                 gather: |unit: usize, part: &mut PartBuffer<T>| {
+                    part.room_to_pack::<K>();
                     let task = SearcherTask {
                         table,
                         range: chunk(unit),
@@ -1276,6 +1289,7 @@ impl<T: Real> Grid<T> {
             .for_each(|(chunk, part)| {
                 let range = chunk * QUERY_CHUNK..((chunk + 1) * QUERY_CHUNK).min(count);
                 part.start(range.len());
+                part.room_to_pack::<K>();
                 let task = SearcherTask {
                     table,
                     range,
@@ -1343,8 +1357,8 @@ mod tests {
             for with_distances in [false, true] {
                 let mut lists = NeighborLists::default();
                 grid.self_lists(&mut lists, with_distances);
-                let packed = lists.parts.iter().any(|part| !part.packed.ids().is_empty())
-                    || lists.in_order.any_packed();
+                let packed =
+                    lists.parts.iter().any(|part| part.packed.used) || lists.in_order.any_packed();
                 assert_eq!(
                     packed,
                     packs,

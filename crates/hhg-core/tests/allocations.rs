@@ -227,13 +227,16 @@ fn rebuild_and_search_allocate_nothing_after_warm_up() {
     let n = 20_000;
     let radius = 1.0f64;
     let mut rng = SplitMix64::new(7);
-    // A cube of about 30 neighbours per point, 14.5 cells on a side: a displacement of at
-    // most 0.05 and a squeeze by 3% both keep 15 cells per axis, so the cell table keeps
-    // its size. The squeezed warm-up has about 10% more neighbours than the measured step,
-    // so every output buffer has grown enough.
-    let edge = 14.5 * radius * (1.0 + hhg_core::CELL_MARGIN);
+    // A cube of about 30 neighbours per point, 14.5 cells on a side, a quarter cell above
+    // the lattice's corner: a displacement of at most 0.05 and a squeeze by 3% both keep it
+    // within 15 cells of the lattice per axis, so the cell table keeps its size. The
+    // squeezed warm-up has about 10% more neighbours than the measured step, so every
+    // output buffer has grown enough.
+    let cell = radius * (1.0 + hhg_core::CELL_MARGIN);
+    let edge = 14.5 * cell;
     assert!((cube_edge(n, radius, 30.0) - edge).abs() < 1.0);
-    let points = uniform_box(&mut rng, n, [0.0; 3], [edge; 3]);
+    let corner = 0.25 * cell;
+    let points = uniform_box(&mut rng, n, [corner; 3], [corner + edge; 3]);
     let squeezed = squeeze(&points, edge / 2.0, 0.97);
     let moved = displace(&mut rng, &points, 0.05);
     for adopt in [false, true] {
@@ -250,9 +253,15 @@ fn rebuild_and_search_allocate_nothing_after_warm_up() {
     // which the counting sort orders in two passes (tables of 2^19 buckets and more). In so
     // sparse a set, moved points change the largest neighbourhood, the point count and the
     // pair count of single work units by more than in the cube: their buffers grow with
-    // slack (`parallel::reserve_with_slack`) and from a least room.
+    // slack (`parallel::reserve_with_slack`) and from a least room. The sheet lies a quarter
+    // cell above the lattice's corner, so that the moved points keep its cells.
     let n = 300_000;
-    let points = uniform_box(&mut rng, n, [0.0; 3], [1000.0, 1000.0, 2.0]);
+    let points = uniform_box(
+        &mut rng,
+        n,
+        [corner; 3],
+        [1000.0, 1000.0, 2.0].map(|v| v + corner),
+    );
     let squeezed = squeeze(&points, 500.0, 0.97);
     let moved = displace(&mut rng, &points, 0.05);
     let step = allocations_after_warm_up(&[&squeezed, &points, &squeezed], &moved, radius, false);

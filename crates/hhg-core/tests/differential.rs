@@ -1089,11 +1089,12 @@ fn lists_in_cell_order_reuse_buffers<T: TestReal>() {
                     );
                 }
                 check_lists(&what, &lists, expected);
-                // Built again from points in cell order (the same, moved by 0.5 on every
-                // axis, exactly), the build copies them into its columns while it hashes
-                // them; and now every unit finds its room.
-                let half = T::from_f64(0.5);
-                let moved: Vec<[T; 3]> = ordered.iter().map(|p| p.map(|v| v + half)).collect();
+                // Built again from points in cell order (the same, moved by one cell edge on
+                // every axis: the cells stay on their lattice, and no point of these seeds
+                // crosses a border by rounding), the build copies them into its columns
+                // while it hashes them; and now every unit finds its room.
+                let edge = T::from_f64(1.0 + hhg_core::CELL_MARGIN);
+                let moved: Vec<[T; 3]> = ordered.iter().map(|p| p.map(|v| v + edge)).collect();
                 grid.build(&moved).unwrap();
                 assert!(grid.in_cell_order(), "{what}: not in cell order when moved");
                 let columns = grid.sorted_points();

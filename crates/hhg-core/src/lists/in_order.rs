@@ -62,9 +62,7 @@ pub(super) struct Scratch<T> {
 impl<T: Real> Scratch<T> {
     /// Whether a slot's buffer holds candidates packed for a batch.
     pub(super) fn any_packed(&self) -> bool {
-        self.slots
-            .iter()
-            .any(|slot| !lock(slot).buffer.packed.ids().is_empty())
+        self.slots.iter().any(|slot| lock(slot).buffer.packed.used)
     }
 }
 
@@ -365,6 +363,7 @@ impl<T: Real> Grid<T> {
             first_list,
             points: |unit: usize| self.unit_points(self.units[unit]),
             gather: |unit: usize, part: &mut PartBuffer<T>| {
+                part.room_to_pack::<K>();
                 // In cell order a point's list is its sorted position's.
                 let task = UnitTask {
                     table,

@@ -146,6 +146,7 @@ impl<T: Real> Grid<T> {
                 (to - from) as usize
             },
             gather: |unit: usize, part: &mut PartBuffer<T>| {
+                part.room_to_pack::<K>();
                 let task = CallerRangeTask {
                     table,
                     range: range(unit),
