@@ -286,7 +286,7 @@ pub enum Kernel {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CellTable {
     /// Corner of cell `(0, 0, 0)`: the largest multiple of the cell edge at or below the
-    /// minimum of the bounding box (see [`lattice_corner`]).
+    /// minimum of the bounding box: cells lie on a lattice fixed in space.
     pub origin: [f64; 3],
     /// Cell edge: the radius times `1 + CELL_MARGIN`.
     pub cell: f64,

@@ -26,6 +26,7 @@
 
 pub mod broad;
 mod columns;
+mod dispatch;
 mod error;
 mod geometry;
 mod grid;

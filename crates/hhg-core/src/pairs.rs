@@ -3,12 +3,12 @@
 
 use rayon::prelude::*;
 
+use crate::dispatch::KernelTask;
 use crate::geometry::{CellTable, Kernel};
 use crate::grid::{Grid, Ranges};
 use crate::kernel::{
     MaskKernel, ROW_SLACK, ScalarKernel, SimdKernel, for_each_hit, gather_point, scan_batch,
 };
-use crate::lists::KernelTask;
 use crate::parallel::{
     DisjointSlice, MIN_ROOM, candidate_room, exclusive_scan, reserve_with_slack,
 };

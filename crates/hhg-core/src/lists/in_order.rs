@@ -26,7 +26,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use rayon::prelude::*;
 
-use super::{NeighborLists, PartBuffer, UnitTask};
+use super::self_lists::UnitTask;
+use super::{NeighborLists, PartBuffer};
 use crate::geometry::CellTable;
 use crate::grid::Grid;
 use crate::kernel::MaskKernel;

@@ -19,8 +19,10 @@
 
 use rayon::prelude::*;
 
+use super::gather::{Batch, RUN_POINTS, RUN_WIDTH};
 use super::in_order::{UnitsInSequence, lists_in_sequence};
-use super::{Batch, KernelTask, NeighborLists, PartBuffer, RUN_POINTS, RUN_WIDTH};
+use super::{NeighborLists, PartBuffer};
+use crate::dispatch::KernelTask;
 use crate::geometry::CellTable;
 use crate::grid::{Grid, UNIT_POINTS, run_neighbourhood};
 use crate::kernel::MaskKernel;

@@ -1,0 +1,272 @@
+//! The neighbour lists of points that are not the set itself: query points, and every point
+//! of another set, in the searchers' numbering.
+
+use rayon::prelude::*;
+
+use super::gather::{Batch, gather_batch};
+use super::in_order::{self, UnitsInSequence};
+use super::{NeighborLists, PartBuffer};
+use crate::dispatch::KernelTask;
+use crate::error::Error;
+use crate::geometry::{CellTable, Kernel, Points, first_non_finite};
+use crate::grid::{Grid, Ranges};
+use crate::kernel::{BATCH, MaskKernel, ScalarKernel, SimdKernel, for_each_hit, scan_batch};
+use crate::real::Real;
+
+/// Query points per work part.
+const QUERY_CHUNK: usize = 1024;
+
+/// How the searchers of a cross search map to lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SearcherOrder {
+    /// Searcher `k` is list `k`: each chunk's lists are consecutive.
+    ListOrder,
+    /// Searchers map to lists in any order.
+    Any,
+}
+
+/// Searchers `range` of another set (or query points) searching this set; `searcher(k)`
+/// gives the point and the output list of searcher `k`.
+struct SearcherTask<'a, S> {
+    table: &'a CellTable,
+    range: std::ops::Range<usize>,
+    searcher: &'a S,
+    /// Whether a searcher without possible neighbours records an empty list (so that the
+    /// lists of a range of searchers are consecutive), or none (its list stays empty).
+    record_empty: bool,
+}
+
+impl<T: Real, S: Fn(usize) -> ([T; 3], usize)> KernelTask<T> for SearcherTask<'_, S> {
+    type Part = PartBuffer<T>;
+
+    #[inline(always)]
+    fn run<K: MaskKernel>(&self, grid: &Grid<T>, part: &mut PartBuffer<T>, with_distances: bool) {
+        let range = self.range.clone();
+        grid.gather_searchers_with::<K>(
+            self.table,
+            range,
+            self.searcher,
+            part,
+            with_distances,
+            self.record_empty,
+        );
+    }
+}
+
+impl<T: Real> Grid<T> {
+    /// The neighbour lists of arbitrary query points against this set: `out.neighbors(k)`
+    /// holds every point of the set within the radius of `queries[k]`.
+    pub fn query(&self, queries: &[[T; 3]], out: &mut NeighborLists<T>) -> Result<(), Error> {
+        self.query_points(Points::Aos(queries), out, false)
+    }
+
+    /// Like [`Grid::query`], for any [`Points`] and optionally with squared distances.
+    pub fn query_points(
+        &self,
+        queries: Points<'_, T>,
+        out: &mut NeighborLists<T>,
+        with_distances: bool,
+    ) -> Result<(), Error> {
+        queries.check_lengths()?;
+        crate::columns::check_count(queries.len())?;
+        if let Some(error) = first_non_finite(queries) {
+            return Err(error);
+        }
+        let searcher = |k| (queries.get(k), k);
+        let order = SearcherOrder::ListOrder;
+        self.cross_lists(queries.len(), searcher, order, out, with_distances);
+        Ok(())
+    }
+
+    /// The neighbour lists of every point of `searching` (another set, built with its own
+    /// grid) against this set, in `searching`'s numbering.
+    pub fn lists_for(&self, searching: &Grid<T>, out: &mut NeighborLists<T>, with_distances: bool) {
+        let n = searching.len();
+        if searching.in_cell_order {
+            // Sorted positions are the searching set's numbering.
+            let searcher = |k: usize| (searching.sorted.point(k), k);
+            self.cross_lists(n, searcher, SearcherOrder::ListOrder, out, with_distances);
+        } else if searching.table.is_some() && searching.nearly_in_cell_order() {
+            // The searching set in its own numbering, which keeps its cells together.
+            let mut inverse = std::mem::take(&mut out.inverse);
+            searching.inverse_order(&mut inverse);
+            let searcher = |i: usize| (searching.sorted.point(inverse[i] as usize), i);
+            self.cross_lists(n, searcher, SearcherOrder::ListOrder, out, with_distances);
+            out.inverse = inverse;
+        } else {
+            // The searching set in cell order, to batch the points of its cells.
+            let searcher = |k: usize| (searching.sorted.point(k), searching.order[k] as usize);
+            self.cross_lists(n, searcher, SearcherOrder::Any, out, with_distances);
+        }
+    }
+
+    /// Neighbours of one query point: calls `visit(j, d2)` for every point `j` of the set
+    /// within the radius, in no particular order.
+    pub fn query_point(&self, point: [T; 3], mut visit: impl FnMut(u32, T)) -> Result<(), Error> {
+        if let Some(error) = first_non_finite(Points::Aos(&[point])) {
+            return Err(error);
+        }
+        let Some(table) = self.table.as_ref() else {
+            return Ok(());
+        };
+        let cell = table.coords(point);
+        if !table.may_have_neighbours(cell) {
+            return Ok(());
+        }
+        let ranges = self.full_neighbourhood(table, table.bucket_coords(table.bucket(cell)));
+        let columns = self.sorted.padded();
+        scan_batch::<T, SimdKernel>(
+            columns,
+            &[point],
+            self.r2,
+            ranges.as_slice(),
+            |_, base, mask| {
+                for_each_hit(base, mask, |q| {
+                    let d2 = T::distance_squared(point, self.sorted.point(q as usize));
+                    visit(self.order[q as usize], d2);
+                });
+            },
+        );
+        Ok(())
+    }
+
+    /// Shared count-then-fill driver for searchers that are not the set itself;
+    /// `searcher(k)` gives the point and the output list of searcher `k`.
+    fn cross_lists(
+        &self,
+        count: usize,
+        searcher: impl Fn(usize) -> ([T; 3], usize) + Sync,
+        searcher_order: SearcherOrder,
+        out: &mut NeighborLists<T>,
+        with_distances: bool,
+    ) {
+        match self.kernel {
+            Kernel::Simd => self.cross_lists_with::<SimdKernel>(
+                count,
+                searcher,
+                searcher_order,
+                out,
+                with_distances,
+            ),
+            Kernel::Scalar => self.cross_lists_with::<ScalarKernel>(
+                count,
+                searcher,
+                searcher_order,
+                out,
+                with_distances,
+            ),
+        }
+    }
+
+    /// Gathers into `part` with kernel `K` the lists of searchers `range`, in batches of
+    /// consecutive searchers in the same bucket; searchers with no possible neighbour are
+    /// skipped (their lists stay empty). No closure on the way to the kernels, as in
+    /// [`Grid::gather_unit_with`].
+    #[inline(always)]
+    fn gather_searchers_with<K: MaskKernel>(
+        &self,
+        table: &CellTable,
+        range: std::ops::Range<usize>,
+        searcher: &impl Fn(usize) -> ([T; 3], usize),
+        part: &mut PartBuffer<T>,
+        with_distances: bool,
+        record_empty: bool,
+    ) {
+        let mut batch = Batch::new();
+        let mut current: Option<(u32, Ranges)> = None;
+        for k in range {
+            let (point, slot) = searcher(k);
+            let cell = table.coords(point);
+            if !table.may_have_neighbours(cell) {
+                if record_empty {
+                    // The lists so far go first, to keep the lists in searcher order.
+                    if let Some((_, ranges)) = &current
+                        && batch.len > 0
+                    {
+                        gather_batch::<T, K>(self, ranges, &batch, part, with_distances, |k| k);
+                    }
+                    batch.len = 0;
+                    part.push_list(slot, 0);
+                }
+                continue;
+            }
+            let bucket = table.bucket(cell);
+            match &current {
+                Some((b, _)) if *b == bucket && batch.len < BATCH => {}
+                _ => {
+                    if let Some((_, ranges)) = &current
+                        && batch.len > 0
+                    {
+                        gather_batch::<T, K>(self, ranges, &batch, part, with_distances, |k| k);
+                    }
+                    batch.len = 0;
+                    if current.as_ref().is_none_or(|(b, _)| *b != bucket) {
+                        let ranges = self.full_neighbourhood(table, table.bucket_coords(bucket));
+                        current = Some((bucket, ranges));
+                    }
+                }
+            }
+            batch.push(point, slot, u32::MAX);
+        }
+        if let Some((_, ranges)) = &current
+            && batch.len > 0
+        {
+            gather_batch::<T, K>(self, ranges, &batch, part, with_distances, |k| k);
+        }
+    }
+
+    fn cross_lists_with<K: MaskKernel>(
+        &self,
+        count: usize,
+        searcher: impl Fn(usize) -> ([T; 3], usize) + Sync,
+        searcher_order: SearcherOrder,
+        out: &mut NeighborLists<T>,
+        with_distances: bool,
+    ) {
+        let parts = count.div_ceil(QUERY_CHUNK);
+        let Some(table) = self.table.as_ref() else {
+            out.reset(count, parts, with_distances);
+            out.clear_entries();
+            return;
+        };
+        let build = self.run_time_build::<K>();
+        if searcher_order == SearcherOrder::ListOrder {
+            // Each chunk's lists are consecutive: they go into place while hot.
+            let chunk = |unit: usize| unit * QUERY_CHUNK..((unit + 1) * QUERY_CHUNK).min(count);
+            let units = UnitsInSequence {
+                count: parts,
+                first_list: |unit: usize| unit * QUERY_CHUNK,
+                points: |unit: usize| chunk(unit).len(),
+                gather: |unit: usize, part: &mut PartBuffer<T>| {
+                    part.room_to_pack::<K>();
+                    let task = SearcherTask {
+                        table,
+                        range: chunk(unit),
+                        searcher: &searcher,
+                        record_empty: true,
+                    };
+                    self.run_task::<K, _>(&task, part, with_distances, build);
+                },
+            };
+            in_order::lists_in_sequence(count, &units, out, with_distances);
+            return;
+        }
+        out.reset(count, parts, with_distances);
+        out.parts[..parts]
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(chunk, part)| {
+                let range = chunk * QUERY_CHUNK..((chunk + 1) * QUERY_CHUNK).min(count);
+                part.start(range.len());
+                part.room_to_pack::<K>();
+                let task = SearcherTask {
+                    table,
+                    range,
+                    searcher: &searcher,
+                    record_empty: false,
+                };
+                self.run_task::<K, _>(&task, part, with_distances, build);
+            });
+        out.assemble(parts);
+    }
+}
