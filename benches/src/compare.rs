@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::report::{align_table, markdown_rows};
+use crate::table::{align_table, markdown_rows};
 
 /// The sections of `results.json` that hold timed records.
 pub const SECTIONS: [&str; 5] = [
@@ -177,6 +177,22 @@ pub fn markdown_section(old_name: &str, ratios: &[Ratio]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A results.json written by the bench before its JSON went through serde (two records
+    /// of each section kept), so that `--compare` keeps reading the files of earlier runs.
+    const RESULTS_BEFORE_SERDE: &str = include_str!("../testdata/results-before-serde.json");
+
+    #[test]
+    fn results_of_earlier_versions_are_read() {
+        let old = timed_records(RESULTS_BEFORE_SERDE).unwrap();
+        assert_eq!(old.len(), 10);
+        for section in SECTIONS {
+            assert_eq!(old.iter().filter(|t| t.section == section).count(), 2);
+        }
+        let same = ratios(&old, &old);
+        assert_eq!(same.len(), 10);
+        assert!(same.iter().all(|r| r.ratio() == 1.0));
+    }
 
     const OLD: &str = r#"{
       "tool": "hhg-bench",

@@ -8,8 +8,9 @@ use crate::broadphase::scenario::{
     EDGE_MAX, EDGE_MIN, HUGE_FINITE, HUGE_INFINITE, LONG_EDGE, MAX_STEP_FRACTION,
     OVERLAPS_PER_OBJECT, STATIC_FRACTION,
 };
+use crate::json::{json_f64, json_seconds, json_string};
 use crate::memory::mib;
-use crate::report::{json_f64, json_seconds, json_string};
+use crate::table::{align_table, markdown_rows};
 
 /// The column headers of the broad-phase table.
 pub const COLUMNS: [&str; 17] = [
@@ -63,51 +64,23 @@ fn row(record: &BroadRecord) -> [String; 17] {
     ]
 }
 
+/// The header and the formatted rows of the broad-phase table.
+fn header_and_rows(records: &[BroadRecord]) -> (Vec<String>, Vec<Vec<String>>) {
+    let header = COLUMNS.map(str::to_owned).to_vec();
+    let rows = records.iter().map(|r| row(r).to_vec()).collect();
+    (header, rows)
+}
+
 /// The broad-phase table with aligned columns, for the terminal.
 pub fn text_table(records: &[BroadRecord]) -> String {
-    let rows: Vec<[String; 17]> = records.iter().map(row).collect();
-    let mut widths = COLUMNS.map(str::len);
-    for cells in &rows {
-        for (w, cell) in widths.iter_mut().zip(cells) {
-            *w = (*w).max(cell.len());
-        }
-    }
-    let mut out = String::new();
-    let line = |out: &mut String, cells: &[String]| {
-        let parts: Vec<String> = cells
-            .iter()
-            .enumerate()
-            .map(|(c, cell)| {
-                if is_text(c) {
-                    format!("{cell:<w$}", w = widths[c])
-                } else {
-                    format!("{cell:>w$}", w = widths[c])
-                }
-            })
-            .collect();
-        out.push_str(parts.join("  ").trim_end());
-        out.push('\n');
-    };
-    line(&mut out, &COLUMNS.map(str::to_owned));
-    let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
-    line(&mut out, &rule);
-    for cells in &rows {
-        line(&mut out, cells);
-    }
-    out
+    let (header, rows) = header_and_rows(records);
+    align_table(&header, &rows, is_text)
 }
 
 /// The broad-phase table in Markdown.
 pub fn markdown_table(records: &[BroadRecord]) -> String {
-    let mut out = format!("| {} |\n", COLUMNS.join(" | "));
-    let align: Vec<&str> = (0..COLUMNS.len())
-        .map(|c| if is_text(c) { "---" } else { "---:" })
-        .collect();
-    let _ = writeln!(out, "| {} |", align.join(" | "));
-    for record in records {
-        let _ = writeln!(out, "| {} |", row(record).join(" | "));
-    }
-    out
+    let (header, rows) = header_and_rows(records);
+    markdown_rows(&header, &rows, is_text)
 }
 
 /// The one-line JSON summary of a record.
@@ -224,7 +197,7 @@ mod tests {
     use super::*;
     use crate::broadphase::PairListStats;
     use crate::broadphase::engines::BroadEngine;
-    use crate::runner::Agreement;
+    use crate::suite::Agreement;
 
     fn sample() -> BroadRecord {
         let stats = PairListStats {

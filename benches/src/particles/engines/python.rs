@@ -12,10 +12,11 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::engines::{Engine, PyPeer};
 use crate::pairs::PairStats;
+use crate::particles::engines::{Engine, PyPeer};
+use crate::particles::record::{Order, Record};
 use crate::progress::Progress;
-use crate::runner::{Agreement, Order, Record};
+use crate::suite::Agreement;
 
 /// The environment variable naming the Python interpreter (default `python3`).
 pub const PYTHON_VAR: &str = "HHG_BENCH_PYTHON";
