@@ -28,7 +28,7 @@ pub enum Order {
     /// The points (not moved) stably sorted by the Morton code of their cell of edge `r`,
     /// counted from the bounding box's minimum ([`crate::orders::morton_order`]).
     Zorder,
-    /// The generator's own numbering of a scene that has one ([`SceneData::solver_order`]):
+    /// The generator's own numbering of a scene that has one ([`crate::scenes::SceneData::solver_order`]):
     /// the `sph` frame as hhg-sph's solver numbers its particles. Not one of [`Order::ALL`]
     /// (nor parsed): only such a scene runs it, after the other orders.
     Solver,
@@ -109,7 +109,7 @@ pub struct Record {
     /// Which list pass hhg's `Grid` took (`Grid::list_pass`); `None` for the other engines.
     pub list_pass: Option<ListPass>,
     /// The floor of the case: seconds to read the input once and write CSR lists of this
-    /// size (offsets and entries), measured in the same run (see [`measure_floor`]).
+    /// size (offsets and entries), measured in the same run (see [`crate::particles::runner::measure_floor`]).
     pub floor_s: Option<f64>,
     /// The most heap bytes the measurement held at once above what was in use before it
     /// (structure and lists; `None` where not measured, as for the Python peers).
