@@ -1,43 +1,42 @@
-//! JSON scalars as the result files write them: escaped strings, seconds at the clock's
-//! resolution, and `null` for values JSON cannot represent.
+//! How the result files write seconds: rounded to the clock's resolution, for serde.
+//!
+//! Everything else is serde_json's own: the records derive `Serialize`, and serde_json writes a
+//! number JSON cannot represent (NaN, infinity) as `null`.
 
-use std::fmt::Write as _;
+use serde::Serializer;
 
-/// Escapes a string as a JSON string literal, quotes included.
-pub fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if u32::from(c) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
+/// Seconds rounded to whole nanoseconds, the resolution of the clock; NaN and infinities are
+/// left as they are.
+///
+/// The rounding goes through the nine-decimal text that the result files held before they
+/// were written with serde, so a time reads back as exactly the number it read back as then.
+pub fn round_to_nanoseconds(s: f64) -> f64 {
+    format!("{s:.9}").parse().unwrap_or(s)
+}
+
+/// Writes seconds rounded to whole nanoseconds: `#[serde(serialize_with = "seconds")]`.
+pub fn seconds<S: Serializer>(s: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_f64(round_to_nanoseconds(*s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_are_rounded_to_nanoseconds() {
+        #[derive(serde::Serialize)]
+        struct Timed {
+            #[serde(serialize_with = "seconds")]
+            s: f64,
         }
-    }
-    out.push('"');
-    out
-}
-
-/// Seconds as a JSON number with nanosecond resolution, the resolution of the clock.
-pub fn json_seconds(s: f64) -> String {
-    if s.is_finite() {
-        format!("{s:.9}")
-    } else {
-        "null".to_owned()
-    }
-}
-
-/// A JSON number, or `null` for values JSON cannot represent.
-pub fn json_f64(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x:?}")
-    } else {
-        "null".to_owned()
+        assert_eq!(round_to_nanoseconds(0.001_234_567_89), 0.001_234_568);
+        assert_eq!(round_to_nanoseconds(0.0), 0.0);
+        assert_eq!(round_to_nanoseconds(f64::INFINITY), f64::INFINITY);
+        assert!(round_to_nanoseconds(f64::NAN).is_nan());
+        let json = |s| serde_json::to_string(&Timed { s }).unwrap();
+        assert_eq!(json(0.003), "{\"s\":0.003}");
+        assert_eq!(json(1.5e-10), "{\"s\":0.0}");
+        assert_eq!(json(f64::NAN), "{\"s\":null}");
     }
 }

@@ -2,8 +2,9 @@
 //! point-order table and its section of the Markdown report.
 
 use hhg_core::ListPass;
+use serde::Serialize;
 
-use crate::json::{json_f64, json_seconds, json_string};
+use crate::json::seconds;
 use crate::memory::mib;
 use crate::particles::engines::{Engine, list_pass_name};
 use crate::particles::record::{Order, Record};
@@ -68,56 +69,98 @@ pub fn markdown_table(records: &[Record]) -> String {
     markdown_rows(&header, &rows, left_column)
 }
 
-/// The one-line JSON summary of a record, with exactly the documented keys.
-pub fn json_line(record: &Record) -> String {
-    format!(
-        "{{\"engine\":{},\"case\":{},\"n\":{},\"threads\":{},\"build_s\":{},\"query_s\":{},\"total_s\":{},\"pairs\":{},\"checksum\":{}}}",
-        json_string(record.engine.name()),
-        json_string(&record.case()),
-        record.n,
-        record.threads,
-        json_seconds(record.build_s),
-        json_seconds(record.query_s),
-        json_seconds(record.total_s()),
-        record.stats.pairs,
-        record.stats.checksum
-    )
+/// The one-line JSON summary of a record, with exactly the documented keys (the contract of
+/// `--points FILE --json`, which the Python peers answer in too).
+#[derive(Serialize)]
+struct JsonLine {
+    engine: &'static str,
+    case: String,
+    n: usize,
+    threads: usize,
+    #[serde(serialize_with = "seconds")]
+    build_s: f64,
+    #[serde(serialize_with = "seconds")]
+    query_s: f64,
+    #[serde(serialize_with = "seconds")]
+    total_s: f64,
+    pairs: u64,
+    checksum: u64,
 }
 
-/// The full JSON object of a record, as `results.json` lists it.
-pub fn json_record(record: &Record) -> String {
-    let opt = |x: Option<f64>| x.map_or_else(|| "null".to_owned(), json_f64);
-    format!(
-        "{{\"engine\":{},\"case\":{},\"input\":{},\"order\":{},\"n\":{},\"threads\":{},\"reps\":{},\"build_s\":{},\"query_s\":{},\"total_s\":{},\"ns_per_point\":{},\"pairs\":{},\"checksum\":{},\"ns_per_pair\":{},\"peak_bytes\":{},\"vs_kiddo\":{},\"over_sorted\":{},\"list_pass\":{},\"floor_s\":{},\"vs_floor\":{},\"agree\":{}}}",
-        json_string(record.engine.name()),
-        json_string(&record.case()),
-        json_string(&record.input),
-        record
-            .order
-            .map_or_else(|| "null".to_owned(), |o| json_string(o.name())),
-        record.n,
-        record.threads,
-        record.reps,
-        json_seconds(record.build_s),
-        json_seconds(record.query_s),
-        json_seconds(record.total_s()),
-        json_f64(record.ns_per_point()),
-        record.stats.pairs,
-        record.stats.checksum,
-        opt(record.ns_per_pair()),
-        record
-            .peak_bytes
-            .map_or_else(|| "null".to_owned(), |b| b.to_string()),
-        opt(record.vs_kiddo),
-        opt(record.over_sorted),
-        record.list_pass.map_or_else(
-            || "null".to_owned(),
-            |pass| json_string(list_pass_name(pass))
-        ),
-        opt(record.floor_s),
-        opt(record.floor_s.map(|floor| record.total_s() / floor)),
-        json_string(&record.agree.to_string())
-    )
+/// The one-line JSON summary of a record, with exactly the documented keys.
+pub fn json_line(record: &Record) -> String {
+    let line = JsonLine {
+        engine: record.engine.name(),
+        case: record.case(),
+        n: record.n,
+        threads: record.threads,
+        build_s: record.build_s,
+        query_s: record.query_s,
+        total_s: record.total_s(),
+        pairs: record.stats.pairs,
+        checksum: record.stats.checksum,
+    };
+    serde_json::to_string(&line).expect("serde_json writes any struct of strings and numbers")
+}
+
+/// The full JSON object of a record, as the `results` and `scaling` lists of `results.json`
+/// have it.
+#[derive(Serialize)]
+pub struct JsonRecord<'a> {
+    engine: &'static str,
+    case: String,
+    /// The scene's name or the point file's stem.
+    input: &'a str,
+    order: Option<&'static str>,
+    n: usize,
+    threads: usize,
+    reps: usize,
+    #[serde(serialize_with = "seconds")]
+    build_s: f64,
+    #[serde(serialize_with = "seconds")]
+    query_s: f64,
+    #[serde(serialize_with = "seconds")]
+    total_s: f64,
+    ns_per_point: f64,
+    pairs: u64,
+    checksum: u64,
+    ns_per_pair: Option<f64>,
+    peak_bytes: Option<u64>,
+    vs_kiddo: Option<f64>,
+    over_sorted: Option<f64>,
+    list_pass: Option<&'static str>,
+    floor_s: Option<f64>,
+    /// The total time over the floor.
+    vs_floor: Option<f64>,
+    agree: String,
+}
+
+impl<'a> From<&'a Record> for JsonRecord<'a> {
+    fn from(record: &'a Record) -> Self {
+        Self {
+            engine: record.engine.name(),
+            case: record.case(),
+            input: &record.input,
+            order: record.order.map(Order::name),
+            n: record.n,
+            threads: record.threads,
+            reps: record.reps,
+            build_s: record.build_s,
+            query_s: record.query_s,
+            total_s: record.total_s(),
+            ns_per_point: record.ns_per_point(),
+            pairs: record.stats.pairs,
+            checksum: record.stats.checksum,
+            ns_per_pair: record.ns_per_pair(),
+            peak_bytes: record.peak_bytes,
+            vs_kiddo: record.vs_kiddo,
+            over_sorted: record.over_sorted,
+            list_pass: record.list_pass.map(list_pass_name),
+            floor_s: record.floor_s,
+            vs_floor: record.floor_s.map(|floor| record.total_s() / floor),
+            agree: record.agree.to_string(),
+        }
+    }
 }
 
 /// One row of the point-order table: an engine on one input and size, its time in hhg's cell

@@ -3,6 +3,8 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use serde::Serialize;
+
 /// The environment variable through which `cargo xtask bench` passes the build flags it used.
 pub const RUSTFLAGS_VAR: &str = "HHG_BENCH_RUSTFLAGS";
 
@@ -10,11 +12,18 @@ pub const RUSTFLAGS_VAR: &str = "HHG_BENCH_RUSTFLAGS";
 /// built with.
 pub const PROFILE_VAR: &str = "HHG_BENCH_PROFILE";
 
-/// Facts about the machine and build that a result depends on.
-#[derive(Clone, Debug)]
+/// Facts about the machine and build that a result depends on; they open `results.json`, under
+/// their field names and in this order.
+#[derive(Clone, Debug, Serialize)]
 pub struct Environment {
+    /// Seconds since the Unix epoch when the report was made.
+    pub unix_time: u64,
     /// The CPU model as the kernel names it.
     pub cpu: String,
+    /// The SIMD extensions the CPU exposes that matter here, e.g. `AVX2, FMA; no AVX-512`.
+    pub simd: String,
+    /// Physical memory in GiB, if known.
+    pub memory_gib: Option<f64>,
     /// Logical CPUs the process may use.
     pub logical_cpus: usize,
     /// Worker threads of the run.
@@ -24,20 +33,14 @@ pub struct Environment {
     /// The cargo profile reported by `cargo xtask bench` (`bench-fast` or `release`), if the
     /// binary was started that way.
     pub profile: Option<String>,
-    /// Whether this is a build with debug assertions (numbers from it mean little).
-    pub debug_assertions: bool,
-    /// The base seed of the generated scenes.
-    pub seed: u64,
-    /// Seconds since the Unix epoch when the report was made.
-    pub unix_time: u64,
-    /// The SIMD extensions the CPU exposes that matter here, e.g. `AVX2, FMA; no AVX-512`.
-    pub simd: String,
-    /// Physical memory in GiB, if known.
-    pub memory_gib: Option<f64>,
     /// Seconds `cargo xtask bench` spent building the binary, if it said so.
     pub build_s: Option<f64>,
+    /// Whether this is a build with debug assertions (numbers from it mean little).
+    pub debug_assertions: bool,
     /// Whether the counting allocator measured peak memory.
     pub peak_memory: bool,
+    /// The base seed of the generated scenes.
+    pub seed: u64,
 }
 
 impl Environment {

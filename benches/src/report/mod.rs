@@ -2,8 +2,8 @@
 //! of (the environment, the summary, the thread-scaling table); each suite's own tables are
 //! in its `report` module.
 //!
-//! The JSON is written by hand: the records are flat, and the writer keeps the key order of
-//! the documented contract.
+//! The JSON is serde's: every record has a `Serialize` struct next to its tables, whose fields
+//! are the documented keys in their order.
 
 pub mod environment;
 pub mod results;
@@ -12,6 +12,8 @@ pub mod summary;
 
 use std::fmt::Write as _;
 
+use serde::Serialize;
+
 pub use environment::{Environment, utc_timestamp};
 pub use results::{Results, exit_code};
 pub use scaling::{ScalingRow, scaling_rows, scaling_table};
@@ -19,89 +21,40 @@ pub use summary::{SummaryRow, summary};
 
 use crate::broadphase::report as broad_report;
 use crate::broadphase::runner as broad_runner;
-use crate::json::{json_f64, json_string};
 use crate::particles::report as particle_report;
 use crate::schemes::report as scheme_report;
 
-/// Writes `name` and its items as an array member of `results.json`.
-fn json_section(out: &mut String, name: &str, items: &[String], last: bool) {
-    let _ = writeln!(out, "  \"{name}\": [");
-    for (i, item) in items.iter().enumerate() {
-        let comma = if i + 1 < items.len() { "," } else { "" };
-        let _ = writeln!(out, "    {item}{comma}");
-    }
-    let _ = writeln!(out, "  ]{}", if last { "" } else { "," });
+/// `results.json`: the tool's name, the environment, then every record.
+#[derive(Serialize)]
+struct ResultsFile<'a> {
+    /// `hhg-bench`, by which `--compare` knows the file.
+    tool: &'static str,
+    #[serde(flatten)]
+    env: &'a Environment,
+    /// The particle suite's records.
+    results: Vec<particle_report::JsonRecord<'a>>,
+    schemes: Vec<scheme_report::JsonScheme>,
+    broadphase: Vec<broad_report::JsonRecord>,
+    scaling: Vec<particle_report::JsonRecord<'a>>,
+    broadphase_scaling: Vec<broad_report::JsonRecord>,
 }
 
 /// The contents of `results.json`: the environment, then every record: the particle suite
 /// under `results`, then `schemes`, `broadphase`, `scaling` and `broadphase_scaling`.
 pub fn results_json(env: &Environment, results: &Results) -> String {
-    let mut out = String::from("{\n");
-    let _ = writeln!(out, "  \"tool\": \"hhg-bench\",");
-    let _ = writeln!(out, "  \"unix_time\": {},", env.unix_time);
-    let _ = writeln!(out, "  \"cpu\": {},", json_string(&env.cpu));
-    let _ = writeln!(out, "  \"simd\": {},", json_string(&env.simd));
-    let _ = writeln!(
-        out,
-        "  \"memory_gib\": {},",
-        env.memory_gib.map_or_else(|| "null".to_owned(), json_f64)
-    );
-    let _ = writeln!(out, "  \"logical_cpus\": {},", env.logical_cpus);
-    let _ = writeln!(out, "  \"threads\": {},", env.threads);
-    let _ = writeln!(
-        out,
-        "  \"rustflags\": {},",
-        env.rustflags
-            .as_deref()
-            .map_or_else(|| "null".to_owned(), json_string)
-    );
-    let _ = writeln!(
-        out,
-        "  \"profile\": {},",
-        env.profile
-            .as_deref()
-            .map_or_else(|| "null".to_owned(), json_string)
-    );
-    let _ = writeln!(
-        out,
-        "  \"build_s\": {},",
-        env.build_s.map_or_else(|| "null".to_owned(), json_f64)
-    );
-    let _ = writeln!(out, "  \"debug_assertions\": {},", env.debug_assertions);
-    let _ = writeln!(out, "  \"peak_memory\": {},", env.peak_memory);
-    let _ = writeln!(out, "  \"seed\": {},", env.seed);
-    let particles: Vec<String> = results
-        .particles
-        .iter()
-        .map(particle_report::json_record)
-        .collect();
-    let schemes: Vec<String> = results
-        .schemes
-        .iter()
-        .map(scheme_report::json_scheme)
-        .collect();
-    let broad: Vec<String> = results
-        .broad
-        .iter()
-        .map(broad_report::json_record)
-        .collect();
-    let scaling: Vec<String> = results
-        .scaling
-        .iter()
-        .map(particle_report::json_record)
-        .collect();
-    let broad_scaling: Vec<String> = results
-        .broad_scaling
-        .iter()
-        .map(broad_report::json_record)
-        .collect();
-    json_section(&mut out, "results", &particles, false);
-    json_section(&mut out, "schemes", &schemes, false);
-    json_section(&mut out, "broadphase", &broad, false);
-    json_section(&mut out, "scaling", &scaling, false);
-    json_section(&mut out, "broadphase_scaling", &broad_scaling, true);
-    out.push_str("}\n");
-    out
+    let file = ResultsFile {
+        tool: "hhg-bench",
+        env,
+        results: results.particles.iter().map(Into::into).collect(),
+        schemes: results.schemes.iter().map(Into::into).collect(),
+        broadphase: results.broad.iter().map(Into::into).collect(),
+        scaling: results.scaling.iter().map(Into::into).collect(),
+        broadphase_scaling: results.broad_scaling.iter().map(Into::into).collect(),
+    };
+    let mut json = serde_json::to_string_pretty(&file)
+        .expect("serde_json writes any struct of strings and numbers");
+    json.push('\n');
+    json
 }
 
 /// What the report says besides the records: how the run was made and what goes with it.
@@ -270,10 +223,8 @@ mod tests {
         assert_eq!(
             line,
             "{\"engine\":\"hhg\",\"case\":\"uniform-sorted\",\"n\":10000,\"threads\":2,\
-             \"build_s\":0.001000000,\"query_s\":0.002000000,\"total_s\":0.003000000,\"pairs\":200000,\"checksum\":123}"
+             \"build_s\":0.001,\"query_s\":0.002,\"total_s\":0.003,\"pairs\":200000,\"checksum\":123}"
         );
-        assert_eq!(json_string("a\"b\\c\n\u{1}"), "\"a\\\"b\\\\c\\n\\u0001\"");
-        assert_eq!(json_f64(f64::NAN), "null");
     }
 
     #[test]
@@ -297,14 +248,17 @@ mod tests {
             ..Results::default()
         };
         let json = results_json(&env, &results);
-        assert!(json.ends_with("  \"broadphase_scaling\": [\n  ]\n}\n"));
-        assert!(json.contains("\"agree\":\"yes\"") && json.contains("\"order\":\"sorted\""));
-        assert!(
-            json.contains("\"over_sorted\":1.0,\"list_pass\":\"in cell order\""),
-            "{json}"
-        );
+        assert!(json.starts_with("{\n  \"tool\": \"hhg-bench\",\n  \"unix_time\": "));
+        assert!(json.ends_with("  \"broadphase_scaling\": []\n}\n"));
         let parsed: serde_json::Value = serde_json::from_str(&json).unwrap();
-        assert_eq!(parsed["results"][0]["peak_bytes"], 7 << 20);
+        let record = &parsed["results"][0];
+        assert_eq!(record["peak_bytes"], 7 << 20);
+        assert_eq!(record["agree"], "yes");
+        assert_eq!(record["order"], "sorted");
+        assert_eq!(record["over_sorted"], 1.0);
+        assert_eq!(record["list_pass"], "in cell order");
+        assert!((record["ns_per_pair"].as_f64().unwrap() - 15.0).abs() < 1e-9);
+        assert!((record["vs_floor"].as_f64().unwrap() - 0.3).abs() < 1e-12);
         let report = markdown_report(&env, &results, &ReportExtras::default());
         assert!(!report.contains("Broad phase"));
         assert!(report.contains("Worker threads: 2") && report.contains("## Summary"));

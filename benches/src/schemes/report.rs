@@ -1,7 +1,9 @@
 //! Output of the scheme suite: its console and Markdown tables, JSON objects and its section of
 //! the Markdown report.
 
-use crate::json::{json_f64, json_seconds, json_string};
+use serde::Serialize;
+
+use crate::json::seconds;
 use crate::memory::mib;
 use crate::schemes::SchemeRecord;
 use crate::table::{align_table, markdown_rows};
@@ -61,30 +63,54 @@ pub fn scheme_markdown_table(records: &[SchemeRecord]) -> String {
     markdown_rows(&header, &rows, scheme_left)
 }
 
-/// The JSON object of a scheme record.
-pub fn json_scheme(r: &SchemeRecord) -> String {
-    format!(
-        "{{\"engine\":{},\"case\":{},\"n\":{},\"threads\":{},\"reps\":{},\"build_s\":{},\"search_s\":{},\"total_s\":{},\"pairs\":{},\"checksum\":{},\"pair_candidates\":{},\"candidates_per_pair\":{},\"max_load\":{},\"buckets\":{},\"occupied\":{},\"peak_bytes\":{},\"agree\":{}}}",
-        json_string(r.scheme.name()),
-        json_string(&r.case()),
-        r.n,
-        r.threads,
-        r.reps,
-        json_seconds(r.build_s),
-        json_seconds(r.search_s),
-        json_seconds(r.total_s()),
-        r.stats.pairs,
-        r.stats.checksum,
-        r.scheme_stats.pair_candidates,
-        r.candidates_per_pair()
-            .map_or_else(|| "null".to_owned(), json_f64),
-        r.scheme_stats.max_load,
-        r.scheme_stats.buckets,
-        r.scheme_stats.occupied,
-        r.peak_bytes
-            .map_or_else(|| "null".to_owned(), |b| b.to_string()),
-        json_string(&r.agree.to_string())
-    )
+/// The JSON object of a scheme record, as the `schemes` list of `results.json` has it.
+#[derive(Serialize)]
+pub struct JsonScheme {
+    /// The scheme, under the key the other suites give their engines.
+    engine: &'static str,
+    case: String,
+    n: usize,
+    threads: usize,
+    reps: usize,
+    #[serde(serialize_with = "seconds")]
+    build_s: f64,
+    #[serde(serialize_with = "seconds")]
+    search_s: f64,
+    #[serde(serialize_with = "seconds")]
+    total_s: f64,
+    pairs: u64,
+    checksum: u64,
+    pair_candidates: u64,
+    candidates_per_pair: Option<f64>,
+    max_load: usize,
+    buckets: usize,
+    occupied: usize,
+    peak_bytes: Option<u64>,
+    agree: String,
+}
+
+impl From<&SchemeRecord> for JsonScheme {
+    fn from(r: &SchemeRecord) -> Self {
+        Self {
+            engine: r.scheme.name(),
+            case: r.case(),
+            n: r.n,
+            threads: r.threads,
+            reps: r.reps,
+            build_s: r.build_s,
+            search_s: r.search_s,
+            total_s: r.total_s(),
+            pairs: r.stats.pairs,
+            checksum: r.stats.checksum,
+            pair_candidates: r.scheme_stats.pair_candidates,
+            candidates_per_pair: r.candidates_per_pair(),
+            max_load: r.scheme_stats.max_load,
+            buckets: r.scheme_stats.buckets,
+            occupied: r.scheme_stats.occupied,
+            peak_bytes: r.peak_bytes,
+            agree: r.agree.to_string(),
+        }
+    }
 }
 
 /// The scheme suite's part of the Markdown report.
