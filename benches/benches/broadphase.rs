@@ -12,7 +12,7 @@ use std::time::Duration;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use hhg_benches::broadphase::sap::SweepAndPrune;
 use hhg_benches::broadphase::scenario::Scenario;
-use hhg_benches::runner::DEFAULT_SEED;
+use hhg_benches::suite::DEFAULT_SEED;
 use hhg_core::broad::BroadPhase;
 
 /// The box counts benchmarked.

@@ -10,8 +10,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use hhg_benches::runner::DEFAULT_SEED;
 use hhg_benches::scenes::{RADIUS, Scene};
+use hhg_benches::suite::DEFAULT_SEED;
 use hhg_core::{Grid, NeighborLists};
 
 /// The point counts benchmarked per scene.

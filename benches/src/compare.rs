@@ -8,9 +8,9 @@
 
 use std::fmt::Write as _;
 
-use serde_json::Value;
+use serde::Deserialize;
 
-use crate::report::{align_table, markdown_rows};
+use crate::table::{align_table, markdown_rows};
 
 /// The sections of `results.json` that hold timed records.
 pub const SECTIONS: [&str; 5] = [
@@ -38,30 +38,57 @@ pub struct Timed {
     pub seconds: f64,
 }
 
+/// What `--compare` reads of `results.json`: the tool's name and the timed sections, each
+/// missing from files older than it.
+#[derive(Deserialize)]
+struct ResultsFile {
+    tool: Option<String>,
+    #[serde(default)]
+    results: Vec<Entry>,
+    #[serde(default)]
+    schemes: Vec<Entry>,
+    #[serde(default)]
+    broadphase: Vec<Entry>,
+    #[serde(default)]
+    scaling: Vec<Entry>,
+    #[serde(default)]
+    broadphase_scaling: Vec<Entry>,
+}
+
+/// What `--compare` reads of a record; a record without one of these is left out.
+#[derive(Deserialize)]
+struct Entry {
+    engine: Option<String>,
+    case: Option<String>,
+    n: Option<u64>,
+    threads: Option<u64>,
+    total_s: Option<f64>,
+    step_s: Option<f64>,
+}
+
 /// Reads the timed records of a `results.json` text.
 pub fn timed_records(json: &str) -> Result<Vec<Timed>, String> {
-    let root: Value = serde_json::from_str(json).map_err(|e| format!("not JSON: {e}"))?;
-    if root.get("tool").and_then(Value::as_str) != Some("hhg-bench") {
+    let file: ResultsFile =
+        serde_json::from_str(json).map_err(|e| format!("not a results.json of hhg-bench: {e}"))?;
+    if file.tool.as_deref() != Some("hhg-bench") {
         return Err("not a results.json of hhg-bench (no \"tool\": \"hhg-bench\")".into());
     }
+    let sections = [
+        file.results,
+        file.schemes,
+        file.broadphase,
+        file.scaling,
+        file.broadphase_scaling,
+    ];
     let mut out = Vec::new();
-    for section in SECTIONS {
-        let Some(items) = root.get(section).and_then(Value::as_array) else {
-            continue;
-        };
-        for item in items {
-            let text = |key: &str| item.get(key).and_then(Value::as_str).map(str::to_owned);
-            let number = |key: &str| item.get(key).and_then(Value::as_u64);
-            let seconds = item
-                .get("total_s")
-                .and_then(Value::as_f64)
-                .or_else(|| item.get("step_s").and_then(Value::as_f64));
+    for (section, entries) in SECTIONS.into_iter().zip(sections) {
+        for entry in entries {
             if let (Some(engine), Some(case), Some(n), Some(threads), Some(seconds)) = (
-                text("engine"),
-                text("case"),
-                number("n"),
-                number("threads"),
-                seconds,
+                entry.engine,
+                entry.case,
+                entry.n,
+                entry.threads,
+                entry.total_s.or(entry.step_s),
             ) {
                 out.push(Timed {
                     section: section.to_owned(),
@@ -177,6 +204,22 @@ pub fn markdown_section(old_name: &str, ratios: &[Ratio]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A results.json written by the bench before its JSON went through serde (two records
+    /// of each section kept), so that `--compare` keeps reading the files of earlier runs.
+    const RESULTS_BEFORE_SERDE: &str = include_str!("../testdata/results-before-serde.json");
+
+    #[test]
+    fn results_of_earlier_versions_are_read() {
+        let old = timed_records(RESULTS_BEFORE_SERDE).unwrap();
+        assert_eq!(old.len(), 10);
+        for section in SECTIONS {
+            assert_eq!(old.iter().filter(|t| t.section == section).count(), 2);
+        }
+        let same = ratios(&old, &old);
+        assert_eq!(same.len(), 10);
+        assert!(same.iter().all(|r| r.ratio() == 1.0));
+    }
 
     const OLD: &str = r#"{
       "tool": "hhg-bench",

@@ -9,9 +9,9 @@ use std::path::Path;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::engines::Engine;
+use crate::particles::engines::Engine;
+use crate::particles::record::Order;
 use crate::report::{Results, scaling_rows};
-use crate::runner::Order;
 
 /// Width and height of every plot, in pixels.
 const SIZE: (u32, u32) = (960, 600);

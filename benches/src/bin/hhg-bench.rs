@@ -10,15 +10,20 @@ use std::time::Instant;
 
 use hhg_benches::broadphase::report as broad_report;
 use hhg_benches::broadphase::runner::{self as broad_runner, BroadRun};
-use hhg_benches::cli::{self, Command, DEFAULT_OUT_DIR, OUT_DIR_VAR, ScalingPlan, USAGE};
+use hhg_benches::cli::{self, Command, DEFAULT_OUT_DIR, OUT_DIR_VAR, ScenePlan};
 use hhg_benches::compare;
 use hhg_benches::io::read_points;
 use hhg_benches::memory::CountingAllocator;
+use hhg_benches::particles::record::{self as particle_record, Record};
+use hhg_benches::particles::report as particle_report;
+use hhg_benches::particles::runner::{self, SceneRun};
 use hhg_benches::plots;
+use hhg_benches::points::{self as point_files, PointRun};
 use hhg_benches::progress::{Bar, Progress};
 use hhg_benches::report::{self, Environment, ReportExtras, Results};
-use hhg_benches::runner::{self, PointRun, Record, SceneRun};
+use hhg_benches::schemes::report as scheme_report;
 use hhg_benches::schemes::{self, SchemeRecord, SchemeRun};
+use hhg_benches::suite;
 
 /// Every heap allocation of the bench is counted, so that each engine's peak can be reported.
 #[global_allocator]
@@ -27,35 +32,11 @@ static ALLOCATOR: CountingAllocator = CountingAllocator;
 fn main() -> ExitCode {
     let command = match cli::parse(std::env::args().skip(1)) {
         Ok(command) => command,
-        Err(message) => {
-            eprintln!("hhg-bench: {message}\nRun `hhg-bench --help` for the options.");
-            return ExitCode::from(2);
-        }
+        // Prints the help (exit code 0) or the usage error (exit code 2).
+        Err(error) => error.exit(),
     };
     let result = match command {
-        Command::Help => {
-            print!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Command::Scenes {
-            run,
-            schemes,
-            broad,
-            scaling,
-            full,
-            out,
-            compare,
-            json,
-        } => scenes(Plan {
-            run,
-            schemes,
-            broad,
-            scaling,
-            full,
-            out,
-            compare,
-            json,
-        }),
+        Command::Scenes(plan) => scenes(plan),
         Command::Points { file, run, json } => points(&file, &run, json),
     };
     match result {
@@ -65,18 +46,6 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// What a run of generated scenes covers.
-struct Plan {
-    run: Option<SceneRun>,
-    schemes: Option<SchemeRun>,
-    broad: Option<BroadRun>,
-    scaling: Option<ScalingPlan>,
-    full: bool,
-    out: Option<PathBuf>,
-    compare: Option<PathBuf>,
-    json: bool,
 }
 
 /// Prints the disagreements in a banner that cannot be missed.
@@ -104,7 +73,7 @@ fn stamp(unix_time: u64) -> String {
 
 /// Runs the selected suites on generated inputs and writes the result files; returns the exit
 /// code.
-fn scenes(plan: Plan) -> Result<u8, String> {
+fn scenes(plan: ScenePlan) -> Result<u8, String> {
     let threads = plan
         .run
         .as_ref()
@@ -118,7 +87,7 @@ fn scenes(plan: Plan) -> Result<u8, String> {
         .map(|r| r.seed)
         .or(plan.schemes.as_ref().map(|s| s.seed))
         .or(plan.broad.as_ref().map(|b| b.seed))
-        .unwrap_or(runner::DEFAULT_SEED);
+        .unwrap_or(suite::DEFAULT_SEED);
     let env = Environment::current(threads, seed);
     if env.debug_assertions {
         eprintln!("hhg-bench: warning: this is a debug build; use `cargo xtask bench` for timings");
@@ -143,7 +112,7 @@ fn scenes(plan: Plan) -> Result<u8, String> {
         });
     let mut bar = Bar::new(planned);
     let started = Instant::now();
-    let pool = runner::thread_pool(threads)?;
+    let pool = suite::thread_pool(threads)?;
     let mut results = Results::default();
     let outcome = (|| -> Result<(), String> {
         if let Some(run) = &plan.run {
@@ -172,7 +141,7 @@ fn scenes(plan: Plan) -> Result<u8, String> {
 
     if plan.json {
         for record in &results.particles {
-            println!("{}", report::json_line(record));
+            println!("{}", particle_report::json_line(record));
         }
         for record in &results.broad {
             println!("{}", broad_report::json_line(record));
@@ -180,13 +149,13 @@ fn scenes(plan: Plan) -> Result<u8, String> {
     } else {
         if !results.particles.is_empty() {
             println!("Particles\n");
-            print!("{}", report::text_table(&results.particles));
+            print!("{}", particle_report::text_table(&results.particles));
             println!();
             print_order_table(&results.particles);
         }
         if !results.schemes.is_empty() {
             println!("Hashing schemes\n");
-            print!("{}", report::scheme_text_table(&results.schemes));
+            print!("{}", scheme_report::scheme_text_table(&results.schemes));
             println!();
         }
         if !results.broad.is_empty() {
@@ -285,10 +254,10 @@ fn write_file(dir: &Path, name: &str, contents: &str) -> Result<(), String> {
 
 /// Prints the point-order table of particle records, headed, if any engine ran in cell order.
 fn print_order_table(records: &[Record]) {
-    let rows = report::order_rows(records);
+    let rows = particle_report::order_rows(records);
     if !rows.is_empty() {
         println!("Point orders: each order's total over the same engine's total in cell order\n");
-        print!("{}", report::order_table(&rows, false));
+        print!("{}", particle_report::order_table(&rows, false));
         println!();
     }
 }
@@ -297,20 +266,20 @@ fn print_order_table(records: &[Record]) {
 /// returns the exit code.
 fn print_points(records: &[Record], scheme_records: &[SchemeRecord], json: bool) -> u8 {
     for record in records {
-        println!("{}", report::json_line(record));
+        println!("{}", particle_report::json_line(record));
     }
     if !json {
         if !records.is_empty() {
-            print!("{}", report::text_table(records));
+            print!("{}", particle_report::text_table(records));
             println!();
             print_order_table(records);
         }
         if !scheme_records.is_empty() {
             println!("Hashing schemes\n");
-            print!("{}", report::scheme_text_table(scheme_records));
+            print!("{}", scheme_report::scheme_text_table(scheme_records));
         }
     }
-    let mut problems = runner::disagreements(records);
+    let mut problems = particle_record::disagreements(records);
     problems.extend(schemes::disagreements(scheme_records));
     shout(&problems);
     report::exit_code(&problems)
@@ -322,10 +291,10 @@ fn points(file: &Path, run: &PointRun, json: bool) -> Result<u8, String> {
     let name = file
         .file_stem()
         .map_or_else(|| "points".to_owned(), |s| s.to_string_lossy().into_owned());
-    let pool = runner::thread_pool(run.threads)?;
+    let pool = suite::thread_pool(run.threads)?;
     let mut log = |line: &str| eprintln!("{line}");
     let progress: &mut dyn Progress = &mut log;
     let (records, scheme_records) =
-        pool.install(|| runner::run_points(&name, &points, run, progress))?;
+        pool.install(|| point_files::run_points(&name, &points, run, progress))?;
     Ok(print_points(&records, &scheme_records, json))
 }

@@ -2,14 +2,17 @@
 
 use std::fmt::Write as _;
 
+use serde::Serialize;
+
 use crate::broadphase::engines::BroadEngine;
 use crate::broadphase::runner::BroadRecord;
 use crate::broadphase::scenario::{
     EDGE_MAX, EDGE_MIN, HUGE_FINITE, HUGE_INFINITE, LONG_EDGE, MAX_STEP_FRACTION,
     OVERLAPS_PER_OBJECT, STATIC_FRACTION,
 };
+use crate::json::seconds;
 use crate::memory::mib;
-use crate::report::{json_f64, json_seconds, json_string};
+use crate::table::{align_table, markdown_rows};
 
 /// The column headers of the broad-phase table.
 pub const COLUMNS: [&str; 17] = [
@@ -63,101 +66,120 @@ fn row(record: &BroadRecord) -> [String; 17] {
     ]
 }
 
+/// The header and the formatted rows of the broad-phase table.
+fn header_and_rows(records: &[BroadRecord]) -> (Vec<String>, Vec<Vec<String>>) {
+    let header = COLUMNS.map(str::to_owned).to_vec();
+    let rows = records.iter().map(|r| row(r).to_vec()).collect();
+    (header, rows)
+}
+
 /// The broad-phase table with aligned columns, for the terminal.
 pub fn text_table(records: &[BroadRecord]) -> String {
-    let rows: Vec<[String; 17]> = records.iter().map(row).collect();
-    let mut widths = COLUMNS.map(str::len);
-    for cells in &rows {
-        for (w, cell) in widths.iter_mut().zip(cells) {
-            *w = (*w).max(cell.len());
-        }
-    }
-    let mut out = String::new();
-    let line = |out: &mut String, cells: &[String]| {
-        let parts: Vec<String> = cells
-            .iter()
-            .enumerate()
-            .map(|(c, cell)| {
-                if is_text(c) {
-                    format!("{cell:<w$}", w = widths[c])
-                } else {
-                    format!("{cell:>w$}", w = widths[c])
-                }
-            })
-            .collect();
-        out.push_str(parts.join("  ").trim_end());
-        out.push('\n');
-    };
-    line(&mut out, &COLUMNS.map(str::to_owned));
-    let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
-    line(&mut out, &rule);
-    for cells in &rows {
-        line(&mut out, cells);
-    }
-    out
+    let (header, rows) = header_and_rows(records);
+    align_table(&header, &rows, is_text)
 }
 
 /// The broad-phase table in Markdown.
 pub fn markdown_table(records: &[BroadRecord]) -> String {
-    let mut out = format!("| {} |\n", COLUMNS.join(" | "));
-    let align: Vec<&str> = (0..COLUMNS.len())
-        .map(|c| if is_text(c) { "---" } else { "---:" })
-        .collect();
-    let _ = writeln!(out, "| {} |", align.join(" | "));
-    for record in records {
-        let _ = writeln!(out, "| {} |", row(record).join(" | "));
-    }
-    out
+    let (header, rows) = header_and_rows(records);
+    markdown_rows(&header, &rows, is_text)
+}
+
+/// The one-line JSON summary of a record.
+#[derive(Serialize)]
+struct JsonLine {
+    suite: &'static str,
+    engine: &'static str,
+    case: &'static str,
+    n: usize,
+    threads: usize,
+    #[serde(serialize_with = "seconds")]
+    setup_s: f64,
+    #[serde(serialize_with = "seconds")]
+    update_s: f64,
+    #[serde(serialize_with = "seconds")]
+    detect_s: f64,
+    #[serde(serialize_with = "seconds")]
+    step_s: f64,
+    pairs: u64,
+    checksum: u64,
 }
 
 /// The one-line JSON summary of a record.
 pub fn json_line(record: &BroadRecord) -> String {
-    format!(
-        "{{\"suite\":\"broadphase\",\"engine\":{},\"case\":{},\"n\":{},\"threads\":{},\"setup_s\":{},\"update_s\":{},\"detect_s\":{},\"step_s\":{},\"pairs\":{},\"checksum\":{}}}",
-        json_string(record.engine.name()),
-        json_string(record.scene.name()),
-        record.n,
-        record.threads,
-        json_seconds(record.setup_s),
-        json_seconds(record.update_s),
-        json_seconds(record.detect_s),
-        json_seconds(record.step_s),
-        record.stats.pairs,
-        record.stats.checksum
-    )
+    let line = JsonLine {
+        suite: "broadphase",
+        engine: record.engine.name(),
+        case: record.scene.name(),
+        n: record.n,
+        threads: record.threads,
+        setup_s: record.setup_s,
+        update_s: record.update_s,
+        detect_s: record.detect_s,
+        step_s: record.step_s,
+        pairs: record.stats.pairs,
+        checksum: record.stats.checksum,
+    };
+    serde_json::to_string(&line).expect("serde_json writes any struct of strings and numbers")
 }
 
-/// The full JSON object of a record, as the `broadphase` list of `results.json` has it.
-pub fn json_record(record: &BroadRecord) -> String {
-    let step_pairs: Vec<String> = record
-        .step_stats
-        .iter()
-        .map(|s| s.pairs.to_string())
-        .collect();
-    format!(
-        "{{\"engine\":{},\"case\":{},\"n\":{},\"threads\":{},\"steps\":{},\"setup_s\":{},\"update_s\":{},\"detect_s\":{},\"step_s\":{},\"total_s\":{},\"ns_per_box\":{},\"pairs\":{},\"pairs_per_box\":{},\"checksum\":{},\"step_pairs\":[{}],\"heap_bytes\":{},\"peak_bytes\":{},\"vs_hhg\":{},\"agree\":{}}}",
-        json_string(record.engine.name()),
-        json_string(record.scene.name()),
-        record.n,
-        record.threads,
-        record.steps,
-        json_seconds(record.setup_s),
-        json_seconds(record.update_s),
-        json_seconds(record.detect_s),
-        json_seconds(record.step_s),
-        json_seconds(record.step_s),
-        json_f64(record.ns_per_box()),
-        record.stats.pairs,
-        json_f64(record.pairs_per_box()),
-        record.stats.checksum,
-        step_pairs.join(","),
-        record.heap_bytes,
-        record
-            .peak_bytes
-            .map_or_else(|| "null".to_owned(), |b| b.to_string()),
-        record.vs_hhg.map_or_else(|| "null".to_owned(), json_f64),
-        json_string(&record.agree.to_string())
-    )
+/// The full JSON object of a record, as the `broadphase` and `broadphase_scaling` lists of
+/// `results.json` have it.
+#[derive(Serialize)]
+pub struct JsonRecord {
+    engine: &'static str,
+    case: &'static str,
+    n: usize,
+    threads: usize,
+    steps: usize,
+    #[serde(serialize_with = "seconds")]
+    setup_s: f64,
+    #[serde(serialize_with = "seconds")]
+    update_s: f64,
+    #[serde(serialize_with = "seconds")]
+    detect_s: f64,
+    /// The median step.
+    #[serde(serialize_with = "seconds")]
+    step_s: f64,
+    /// The median step again, under the name that `--compare` reads for every suite.
+    #[serde(serialize_with = "seconds")]
+    total_s: f64,
+    ns_per_box: f64,
+    pairs: u64,
+    pairs_per_box: f64,
+    checksum: u64,
+    /// The pairs of every step, the setup and the warm-up step included.
+    step_pairs: Vec<u64>,
+    heap_bytes: usize,
+    peak_bytes: Option<u64>,
+    vs_hhg: Option<f64>,
+    agree: String,
+}
+
+impl From<&BroadRecord> for JsonRecord {
+    fn from(record: &BroadRecord) -> Self {
+        Self {
+            engine: record.engine.name(),
+            case: record.scene.name(),
+            n: record.n,
+            threads: record.threads,
+            steps: record.steps,
+            setup_s: record.setup_s,
+            update_s: record.update_s,
+            detect_s: record.detect_s,
+            step_s: record.step_s,
+            total_s: record.step_s,
+            ns_per_box: record.ns_per_box(),
+            pairs: record.stats.pairs,
+            pairs_per_box: record.pairs_per_box(),
+            checksum: record.stats.checksum,
+            step_pairs: record.step_stats.iter().map(|s| s.pairs).collect(),
+            heap_bytes: record.heap_bytes,
+            peak_bytes: record.peak_bytes,
+            vs_hhg: record.vs_hhg,
+            agree: record.agree.to_string(),
+        }
+    }
 }
 
 /// The broad-phase section of the Markdown report: the method, any disagreement, the table.
@@ -224,7 +246,7 @@ mod tests {
     use super::*;
     use crate::broadphase::PairListStats;
     use crate::broadphase::engines::BroadEngine;
-    use crate::runner::Agreement;
+    use crate::suite::Agreement;
 
     fn sample() -> BroadRecord {
         let stats = PairListStats {
@@ -267,10 +289,10 @@ mod tests {
         assert_eq!(
             json_line(&records[0]),
             "{\"suite\":\"broadphase\",\"engine\":\"sap\",\"case\":\"cuboids\",\"n\":1000,\
-             \"threads\":2,\"setup_s\":0.004000000,\"update_s\":0.001000000,\
-             \"detect_s\":0.002000000,\"step_s\":0.003000000,\"pairs\":2000,\"checksum\":42}"
+             \"threads\":2,\"setup_s\":0.004,\"update_s\":0.001,\"detect_s\":0.002,\
+             \"step_s\":0.003,\"pairs\":2000,\"checksum\":42}"
         );
-        let full = json_record(&records[0]);
+        let full = serde_json::to_string(&JsonRecord::from(&records[0])).unwrap();
         assert!(
             full.contains("\"step_pairs\":[2000,2000,2000]") && full.contains("\"agree\":\"yes\"")
         );
@@ -287,10 +309,15 @@ mod tests {
             ..crate::report::Results::default()
         };
         let json = crate::report::results_json(&env, &results);
+        assert!(json.contains("\"results\": [],\n  \"schemes\": [],\n  \"broadphase\": [\n"));
+        let parsed: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let broad = parsed["broadphase"].as_array().unwrap();
+        assert_eq!(broad.len(), 2);
         assert!(
-            json.contains("\"results\": [\n  ],\n  \"schemes\": [\n  ],\n  \"broadphase\": [\n")
+            broad
+                .iter()
+                .all(|r| r["engine"] == "sap" && r["total_s"] == 0.003)
         );
-        assert_eq!(json.matches("\"engine\":\"sap\"").count(), 2);
         let report =
             crate::report::markdown_report(&env, &results, &crate::report::ReportExtras::default());
         assert!(report.contains("## Broad phase") && !report.contains("kiddo"));

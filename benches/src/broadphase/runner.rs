@@ -14,7 +14,7 @@ use crate::broadphase::engines::BroadEngine;
 use crate::broadphase::scenario::{BroadScene, Scenario};
 use crate::memory::PeakMeter;
 use crate::progress::Progress;
-use crate::runner::Agreement;
+use crate::suite::Agreement;
 
 /// The box counts of the quick default run.
 pub const BROAD_SIZES: [usize; 3] = [1_000, 10_000, 100_000];
@@ -50,9 +50,9 @@ impl Default for BroadRun {
             scenes: BroadScene::ALL.to_vec(),
             sizes: BROAD_SIZES.to_vec(),
             engines: BroadEngine::all_built(),
-            threads: crate::runner::default_threads(),
+            threads: crate::suite::default_threads(),
             steps: None,
-            seed: crate::runner::DEFAULT_SEED,
+            seed: crate::suite::DEFAULT_SEED,
         }
     }
 }
@@ -268,7 +268,7 @@ pub fn run_scaling(
             progress.note(&format!(
                 "thread scaling: broad phase, {scene}, {n} boxes, {t} thread(s):"
             ));
-            let pool = crate::runner::thread_pool(t)?;
+            let pool = crate::suite::thread_pool(t)?;
             for &engine in &engines {
                 if engine.takes(scene).is_err() {
                     continue;
@@ -380,7 +380,7 @@ pub fn disagreements(records: &[BroadRecord]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::thread_pool;
+    use crate::suite::thread_pool;
 
     #[test]
     fn medians() {

@@ -10,12 +10,13 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::Command;
 
-use serde_json::Value;
+use serde::Deserialize;
 
-use crate::engines::{Engine, PyPeer};
 use crate::pairs::PairStats;
+use crate::particles::engines::{Engine, PyPeer};
+use crate::particles::record::{Order, Record};
 use crate::progress::Progress;
-use crate::runner::{Agreement, Order, Record};
+use crate::suite::Agreement;
 
 /// The environment variable naming the Python interpreter (default `python3`).
 pub const PYTHON_VAR: &str = "HHG_BENCH_PYTHON";
@@ -58,43 +59,46 @@ pub enum PeerLine {
     },
 }
 
+/// The keys that every JSON line of the peers script has, and a skipped peer's reason.
+#[derive(Deserialize)]
+struct LineHead {
+    engine: String,
+    skipped: Option<String>,
+}
+
+/// The keys of a measurement's JSON line that a [`Record`] takes (the others are ignored).
+#[derive(Deserialize)]
+struct Measurement {
+    threads: usize,
+    build_s: f64,
+    query_s: f64,
+    pairs: u64,
+    checksum: u64,
+}
+
 /// Parses one JSON line of the peers script.
 pub fn parse_line(line: &str) -> Result<PeerLine, String> {
-    let value: Value =
+    let head: LineHead =
         serde_json::from_str(line).map_err(|e| format!("not a JSON line ({e}): {line}"))?;
-    let engine = value
-        .get("engine")
-        .and_then(Value::as_str)
-        .ok_or_else(|| format!("no engine in {line}"))?;
-    if let Some(reason) = value.get("skipped").and_then(Value::as_str) {
+    if let Some(reason) = head.skipped {
         return Ok(PeerLine::Skipped {
-            engine: engine.to_owned(),
-            reason: reason.to_owned(),
+            engine: head.engine,
+            reason,
         });
     }
     let peer = PyPeer::ALL
         .into_iter()
-        .find(|p| p.name() == engine)
-        .ok_or_else(|| format!("unknown Python peer `{engine}`"))?;
-    let number = |key: &str| -> Result<f64, String> {
-        value
-            .get(key)
-            .and_then(Value::as_f64)
-            .ok_or_else(|| format!("no number `{key}` in {line}"))
-    };
-    let integer = |key: &str| -> Result<u64, String> {
-        value
-            .get(key)
-            .and_then(Value::as_u64)
-            .ok_or_else(|| format!("no integer `{key}` in {line}"))
-    };
+        .find(|p| p.name() == head.engine)
+        .ok_or_else(|| format!("unknown Python peer `{}`", head.engine))?;
+    let m: Measurement =
+        serde_json::from_str(line).map_err(|e| format!("not a measurement ({e}): {line}"))?;
     Ok(PeerLine::Result {
         peer,
-        threads: integer("threads")? as usize,
-        build_s: number("build_s")?,
-        query_s: number("query_s")?,
-        pairs: integer("pairs")?,
-        checksum: integer("checksum")?,
+        threads: m.threads,
+        build_s: m.build_s,
+        query_s: m.query_s,
+        pairs: m.pairs,
+        checksum: m.checksum,
     })
 }
 

@@ -10,6 +10,8 @@
 //! across schemes), the scheme's candidate tests per true pair
 //! (`stats().pair_candidates / pairs`) and its largest bucket load (`stats().max_load`).
 
+pub mod report;
+
 use std::fmt;
 use std::str::FromStr;
 use std::time::Instant;
@@ -20,9 +22,10 @@ use hhg_xor::{PoucholScheme, Primes, XorScheme};
 
 use crate::broadphase::PairListStats;
 use crate::memory::PeakMeter;
+use crate::particles::record::{Order, Record, case_name};
 use crate::progress::Progress;
-use crate::runner::{Agreement, Order, Record, case_name, default_reps};
 use crate::scenes::Scene;
+use crate::suite::{Agreement, default_reps};
 
 /// A hashing scheme.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -167,11 +170,11 @@ impl Default for SchemeRun {
     fn default() -> Self {
         Self {
             scenes: Scene::SCHEME_DEFAULT.to_vec(),
-            sizes: crate::runner::DEFAULT_SIZES.to_vec(),
+            sizes: crate::particles::runner::DEFAULT_SIZES.to_vec(),
             schemes: SchemeKind::ALL.to_vec(),
-            threads: crate::runner::default_threads(),
+            threads: crate::suite::default_threads(),
             reps: None,
-            seed: crate::runner::DEFAULT_SEED,
+            seed: crate::suite::DEFAULT_SEED,
         }
     }
 }
@@ -368,7 +371,7 @@ pub fn disagreements(records: &[SchemeRecord]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::thread_pool;
+    use crate::suite::thread_pool;
 
     #[test]
     fn names_round_trip_and_core_is_made() {
@@ -404,14 +407,14 @@ mod tests {
 
         // The particle suite's brute force on the same scene is the reference.
         let data = Scene::Uniform.data(2000, Scene::Uniform.seed(config.seed, 2000));
-        let brute = crate::engines::Engine::Brute
+        let brute = crate::particles::engines::Engine::Brute
             .run(&data.points, data.radius, None)
             .unwrap()
             .stats(None);
         let reference = Record {
-            engine: crate::engines::Engine::Brute,
+            engine: crate::particles::engines::Engine::Brute,
             input: "uniform".into(),
-            order: Some(crate::runner::Order::Random),
+            order: Some(crate::particles::record::Order::Random),
             n: 2000,
             threads: 2,
             reps: 1,

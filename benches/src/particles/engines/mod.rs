@@ -1,5 +1,5 @@
 //! The engines under comparison: hhg itself, the kiddo k-d tree, the rstar R*-tree and an
-//! O(n^2) brute force; the Python peers run in their own process ([`crate::python`]).
+//! O(n^2) brute force; the Python peers run in their own process ([`python`]).
 //!
 //! Every engine turns a point set and a radius (or one radius per point) into neighbour lists
 //! in compressed sparse row form, both directions, excluding self, decided by the exact
@@ -16,20 +16,30 @@
 //! nothing); the peers' APIs build new structures every run. All parallel work runs on the
 //! current rayon thread pool, so the caller picks the thread count with `ThreadPool::install`.
 
+mod brute;
+mod hhg;
+mod kiddo;
+mod output;
+pub mod python;
+mod rstar;
+
+pub use brute::minimum_image;
+pub use output::{Csr, Output};
+
 use std::fmt;
 use std::str::FromStr;
-use std::time::Instant;
 
-use hhg_core::broad::{RadiusRule, VariableRadiusSearch, sphere_pair_within};
-use hhg_core::periodic::{PeriodicBox, PeriodicPair, PeriodicSearch};
-use hhg_core::{Grid, ListOrder, ListPass, NeighborLists};
-use kiddo::{ImmutableKdTree, SquaredEuclidean};
-use rayon::prelude::*;
-use rstar::RTree;
-use rstar::primitives::GeomWithData;
+use hhg_core::broad::sphere_pair_within;
+use hhg_core::{Grid, ListOrder, ListPass};
 
-use crate::pairs::{PairStats, pair_stats, periodic_checksum, within};
+use crate::pairs::within;
 use crate::scenes::SceneData;
+
+use self::brute::{run_brute, run_brute_periodic};
+use self::hhg::{run_hhg, run_hhg_periodic, run_hhg_variable};
+use self::kiddo::run_kiddo;
+use self::output::Lists;
+use self::rstar::run_rstar;
 
 /// The largest point count the brute-force engine runs on.
 pub const BRUTE_MAX_N: usize = 20_000;
@@ -40,9 +50,6 @@ pub const BRUTE_MAX_N: usize = 20_000;
 /// searches a slightly larger ball and every candidate is then re-checked with the exact
 /// predicate; the result is exactly the pairs the other engines report.
 pub const KIDDO_RADIUS2_SLACK: f32 = 1e-5;
-
-/// Points per parallel task when an engine fills neighbour lists point by point.
-const CHUNK: usize = 1024;
 
 /// A Python peer, run by `benches/python/peers.py` in its own process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -92,7 +99,7 @@ pub enum Engine {
     Rstar,
     /// All pairs, O(n^2), parallel over the query point; only up to [`BRUTE_MAX_N`] points.
     Brute,
-    /// A Python peer (see [`crate::python`]); it cannot run in this process.
+    /// A Python peer (see [`crate::particles::engines::python`]); it cannot run in this process.
     Python(PyPeer),
 }
 
@@ -305,337 +312,16 @@ impl FromStr for Engine {
     }
 }
 
-/// Neighbour lists in compressed sparse row form, as the peer engines produce them.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Csr {
-    /// `offsets[i]..offsets[i + 1]` is the range of point `i`'s neighbours; `n + 1` entries.
-    pub offsets: Vec<usize>,
-    /// The neighbour indices of all points, back to back.
-    pub indices: Vec<u32>,
-}
-
-impl Csr {
-    /// The neighbours of point `i`.
-    pub fn neighbors(&self, i: usize) -> &[u32] {
-        &self.indices[self.offsets[i]..self.offsets[i + 1]]
-    }
-
-    /// The number of points.
-    pub fn len(&self) -> usize {
-        self.offsets.len().saturating_sub(1)
-    }
-
-    /// Whether the lists cover no point.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Fills the lists of points `0..n` in parallel, `fill(i, out)` pushing point `i`'s neighbours.
-    ///
-    /// Each task fills a contiguous chunk of points into its own buffer; the buffers are then
-    /// copied into one index array in parallel, so the result is deterministic.
-    pub fn fill_parallel<F>(n: usize, fill: F) -> Csr
-    where
-        F: Fn(usize, &mut Vec<u32>) + Sync,
-    {
-        let chunks: Vec<(Vec<u32>, Vec<u32>)> = (0..n.div_ceil(CHUNK))
-            .into_par_iter()
-            .map(|c| {
-                let range = c * CHUNK..((c + 1) * CHUNK).min(n);
-                let mut counts = Vec::with_capacity(range.len());
-                let mut indices = Vec::new();
-                for i in range {
-                    let before = indices.len();
-                    fill(i, &mut indices);
-                    counts.push((indices.len() - before) as u32);
-                }
-                (counts, indices)
-            })
-            .collect();
-
-        let mut offsets = Vec::with_capacity(n + 1);
-        let mut total = 0usize;
-        offsets.push(0);
-        for (counts, _) in &chunks {
-            for &c in counts {
-                total += c as usize;
-                offsets.push(total);
-            }
-        }
-
-        let mut indices = vec![0u32; total];
-        let mut rest = indices.as_mut_slice();
-        let mut targets = Vec::with_capacity(chunks.len());
-        for (_, chunk_indices) in &chunks {
-            let (head, tail) = rest.split_at_mut(chunk_indices.len());
-            targets.push(head);
-            rest = tail;
-        }
-        targets
-            .into_par_iter()
-            .zip(chunks.par_iter())
-            .for_each(|(dst, (_, src))| dst.copy_from_slice(src));
-        Csr { offsets, indices }
-    }
-}
-
-/// What an engine built and found, kept so that the results can be checked after the timing.
-enum Lists {
-    /// The peer engines' lists.
-    Csr(Csr),
-    /// hhg's grid (which knows the cell order) and its lists.
-    Hhg {
-        grid: Box<Grid<f32>>,
-        lists: NeighborLists<f32>,
-    },
-    /// hhg's variable-radius search and its lists.
-    HhgVariable {
-        search: Box<VariableRadiusSearch<f32>>,
-        lists: NeighborLists<f32>,
-    },
-    /// hhg's periodic search (which reports the pairs' shifts) and its lists.
-    HhgPeriodic {
-        search: Box<PeriodicSearch<f32>>,
-        lists: NeighborLists<f32>,
-    },
-    /// Brute force's minimum-image pairs of `n` points, each once, with their shifts.
-    Shifted {
-        n: usize,
-        pairs: Vec<(u32, u32, [i32; 3])>,
-    },
-}
-
-/// The result of one timed engine run.
-pub struct Output {
-    /// Seconds spent building the search structure.
-    pub build_s: f64,
-    /// Seconds spent filling the neighbour lists of all points.
-    pub query_s: f64,
-    lists: Lists,
-}
-
-impl Output {
-    /// The number of points the lists cover.
-    pub fn len(&self) -> usize {
-        match &self.lists {
-            Lists::Csr(csr) => csr.len(),
-            Lists::Hhg { lists, .. }
-            | Lists::HhgVariable { lists, .. }
-            | Lists::HhgPeriodic { lists, .. } => lists.offsets().len().saturating_sub(1),
-            Lists::Shifted { n, .. } => *n,
-        }
-    }
-
-    /// Whether the lists cover no point.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The pair count and checksum of the lists; `map` translates the engine's point numbering
-    /// back to the input's (see [`pair_stats`]). In a periodic box the checksum is that of the
-    /// pairs with their shifts ([`periodic_checksum`]); hhg's pair count and consistency still
-    /// come from its lists.
-    pub fn stats(&self, map: Option<&[u32]>) -> PairStats {
-        match &self.lists {
-            Lists::Csr(csr) => pair_stats(csr.len(), |i| csr.neighbors(i), map),
-            Lists::Hhg { lists, .. } | Lists::HhgVariable { lists, .. } => {
-                pair_stats(self.len(), |i| lists.neighbors(i), map)
-            }
-            Lists::HhgPeriodic { search, lists } => {
-                let mut stats = pair_stats(self.len(), |i| lists.neighbors(i), map);
-                let mut found: Vec<PeriodicPair> = Vec::new();
-                search.pairs(&mut found);
-                let shifted: Vec<(u32, u32, [i32; 3])> =
-                    found.iter().map(|p| (p.i, p.j, p.shift)).collect();
-                stats.checksum = periodic_checksum(&shifted, map);
-                if shifted.len() as u64 != stats.pairs {
-                    // Pairs and lists that disagree must never pass as consistent.
-                    stats.self_refs += 1;
-                }
-                stats
-            }
-            Lists::Shifted { pairs, .. } => PairStats {
-                pairs: pairs.len() as u64,
-                checksum: periodic_checksum(pairs, map),
-                directed: 2 * pairs.len() as u64,
-                self_refs: pairs.iter().filter(|p| p.0 == p.1).count() as u64,
-            },
-        }
-    }
-
-    /// Which list pass hhg's `Grid` took (`Grid::list_pass`), if this output came from it.
-    pub fn list_pass(&self) -> Option<ListPass> {
-        match &self.lists {
-            Lists::Hhg { grid, .. } => Some(grid.list_pass()),
-            _ => None,
-        }
-    }
-
-    /// hhg's cell order of the points (`order[k]` = input index of the k-th point), if this
-    /// output came from hhg's `Grid`.
-    pub fn cell_order(&self) -> Option<&[u32]> {
-        match &self.lists {
-            Lists::Hhg { grid, .. } => Some(grid.order()),
-            Lists::Csr(_)
-            | Lists::HhgVariable { .. }
-            | Lists::HhgPeriodic { .. }
-            | Lists::Shifted { .. } => None,
-        }
-    }
-}
-
-/// hhg: the grid is (re)built on the points, then the neighbour lists of all points are filled
-/// in `order`; with `reuse`, the previous run's grid and lists are rebuilt in place.
-fn run_hhg(
-    points: &[[f32; 3]],
-    radius: f32,
-    order: ListOrder,
-    reuse: Option<(Box<Grid<f32>>, NeighborLists<f32>)>,
-) -> Result<Output, String> {
-    let (mut grid, lists) = match reuse {
-        Some((grid, lists)) if grid.radius() == radius => (grid, lists),
-        _ => (
-            Box::new(Grid::<f32>::new(radius).map_err(|e| format!("hhg: {e}"))?),
-            NeighborLists::<f32>::default(),
-        ),
-    };
-    grid.set_list_order(order);
-    timed_build_and_lists(
-        grid,
-        lists,
-        |grid| grid.build(points),
-        |grid, lists| grid.neighbor_lists(lists),
-        |grid, lists| Lists::Hhg { grid, lists },
-    )
-}
-
-/// Times one hhg run on reused buffers: `build` on the structure, then `fill` of the lists;
-/// `keep` wraps both into the output for checking.
-fn timed_build_and_lists<S>(
-    mut search: Box<S>,
-    mut lists: NeighborLists<f32>,
-    build: impl FnOnce(&mut S) -> Result<(), hhg_core::Error>,
-    fill: impl FnOnce(&S, &mut NeighborLists<f32>),
-    keep: impl FnOnce(Box<S>, NeighborLists<f32>) -> Lists,
-) -> Result<Output, String> {
-    let start = Instant::now();
-    build(&mut search).map_err(|e| format!("hhg: {e}"))?;
-    let built = Instant::now();
-    fill(&search, &mut lists);
-    let done = Instant::now();
-    Ok(Output {
-        build_s: (built - start).as_secs_f64(),
-        query_s: (done - built).as_secs_f64(),
-        lists: keep(search, lists),
-    })
-}
-
-/// hhg with one radius per point: `VariableRadiusSearch` (rule `max(ri, rj)`) is (re)built,
-/// then the neighbour lists of all points are filled; with `reuse`, in the previous run's
-/// buffers.
-fn run_hhg_variable(
-    points: &[[f32; 3]],
-    radii: &[f32],
-    reuse: Option<(Box<VariableRadiusSearch<f32>>, NeighborLists<f32>)>,
-) -> Result<Output, String> {
-    let (search, lists) = reuse.unwrap_or_else(|| {
-        (
-            Box::new(VariableRadiusSearch::new(RadiusRule::Max)),
-            NeighborLists::default(),
-        )
-    });
-    timed_build_and_lists(
-        search,
-        lists,
-        |search| search.build(points, radii),
-        |search, lists| search.neighbor_lists(lists),
-        |search, lists| Lists::HhgVariable { search, lists },
-    )
-}
-
-/// hhg in a periodic box: `PeriodicSearch` (ghost images near the faces, one grid) is
-/// (re)built, then the neighbour lists of all points are filled; with `reuse`, in the previous
-/// run's buffers when the radius and box are the same.
-fn run_hhg_periodic(
-    points: &[[f32; 3]],
-    radius: f32,
-    lengths: [f32; 3],
-    reuse: Option<(Box<PeriodicSearch<f32>>, NeighborLists<f32>)>,
-) -> Result<Output, String> {
-    let domain = PeriodicBox::cubic([0.0; 3], lengths);
-    let (search, lists) = match reuse {
-        Some((search, lists)) if search.radius() == radius && *search.domain() == domain => {
-            (search, lists)
-        }
-        _ => (
-            Box::new(PeriodicSearch::new(radius, domain).map_err(|e| format!("hhg: {e}"))?),
-            NeighborLists::default(),
-        ),
-    };
-    timed_build_and_lists(
-        search,
-        lists,
-        |search| search.build(points),
-        |search, lists| search.neighbor_lists(lists),
-        |search, lists| Lists::HhgPeriodic { search, lists },
-    )
-}
-
-/// The pair `a`, `b` in the periodic box of edge `lengths` at its minimum image: the two
-/// positions to measure and the shift `s` of `b` (`b + s L` is the image nearest `a`). Per
-/// axis, of `s = 0`, `-1` and `1` (in that order, a later one only when strictly nearer), with
-/// `s = 1` measured as `a` against `b + L` and `s = -1` as `a + L` against `b` (each rounded
-/// to f32): the point below is moved up, so the distance is the same from either side (hhg's
-/// `PeriodicBox::image_distance_squared`). Both points must lie in the box.
-pub fn minimum_image(
-    a: &[f32; 3],
-    b: &[f32; 3],
-    lengths: [f32; 3],
-) -> ([f32; 3], [f32; 3], [i32; 3]) {
-    let (mut from, mut to) = (*a, *b);
-    let mut shift = [0i32; 3];
-    for axis in 0..3 {
-        let (x, y, l) = (a[axis], b[axis], lengths[axis]);
-        let mut best = (x - y).abs();
-        for (s, moved_a, moved_b) in [(-1i32, x + l, y), (1, x, y + l)] {
-            if (moved_a - moved_b).abs() < best {
-                best = (moved_a - moved_b).abs();
-                (from[axis], to[axis], shift[axis]) = (moved_a, moved_b, s);
-            }
-        }
-    }
-    (from, to, shift)
-}
-
-/// Brute force in a periodic box: every pair `i < j` tested once, by the exact predicate on
-/// `xi` and the minimum image of `xj`, parallel over `i`; the pairs keep their shifts.
-fn run_brute_periodic(points: &[[f32; 3]], radius: f32, lengths: [f32; 3]) -> Output {
-    let r2 = radius * radius;
-    let start = Instant::now();
-    let pairs: Vec<(u32, u32, [i32; 3])> = (0..points.len())
-        .into_par_iter()
-        .flat_map_iter(|i| {
-            (i + 1..points.len()).filter_map(move |j| {
-                let (from, to, shift) = minimum_image(&points[i], &points[j], lengths);
-                within(&from, &to, r2).then_some((i as u32, j as u32, shift))
-            })
-        })
-        .collect();
-    let done = Instant::now();
-    Output {
-        build_s: 0.0,
-        query_s: (done - start).as_secs_f64(),
-        lists: Lists::Shifted {
-            n: points.len(),
-            pairs,
-        },
-    }
-}
-
 /// The exact neighbour test of points `i` and `j` under `radius` (`r2` is the fixed radius
 /// squared, unused with radii).
 #[inline(always)]
-fn neighbours(points: &[[f32; 3]], radius: Radius<'_>, r2: f32, i: usize, j: usize) -> bool {
+pub(super) fn neighbours(
+    points: &[[f32; 3]],
+    radius: Radius<'_>,
+    r2: f32,
+    i: usize,
+    j: usize,
+) -> bool {
     match radius {
         Radius::Fixed(_) | Radius::Periodic { .. } => within(&points[i], &points[j], r2),
         Radius::PerPoint(radii) => {
@@ -646,90 +332,9 @@ fn neighbours(points: &[[f32; 3]], radius: Radius<'_>, r2: f32, i: usize, j: usi
 
 /// The widened squared radius the tree peers search within: the largest radius, squared,
 /// plus [`KIDDO_RADIUS2_SLACK`].
-fn probe_radius2(radius: Radius<'_>) -> f32 {
+pub(super) fn probe_radius2(radius: Radius<'_>) -> f32 {
     let r = radius.max();
     r * r * (1.0 + KIDDO_RADIUS2_SLACK)
-}
-
-/// kiddo: an `ImmutableKdTree` built in parallel, then one unsorted within-radius query per
-/// point in parallel (within the largest radius), each candidate re-checked with the exact
-/// predicate.
-fn run_kiddo(points: &[[f32; 3]], radius: Radius<'_>) -> Result<Output, String> {
-    let r = radius.max();
-    let r2 = r * r;
-    let probe = probe_radius2(radius);
-    let start = Instant::now();
-    let tree: ImmutableKdTree<f32, 3> =
-        ImmutableKdTree::new_from_slice_parallel(points).map_err(|e| format!("kiddo: {e}"))?;
-    let built = Instant::now();
-    let csr = Csr::fill_parallel(points.len(), |i, out| {
-        tree.query(&points[i])
-            .within::<SquaredEuclidean<f32>>(probe)
-            .unsorted()
-            .visit(|found| {
-                let j = found.item as usize;
-                if j != i && neighbours(points, radius, r2, i, j) {
-                    out.push(j as u32);
-                }
-            });
-    });
-    let done = Instant::now();
-    Ok(Output {
-        build_s: (built - start).as_secs_f64(),
-        query_s: (done - built).as_secs_f64(),
-        lists: Lists::Csr(csr),
-    })
-}
-
-/// rstar: an R*-tree bulk loaded (sequentially: rstar has no parallel build) from the points
-/// with their indices, then one within-distance query per point in parallel (within the
-/// largest radius), each candidate re-checked with the exact predicate.
-fn run_rstar(points: &[[f32; 3]], radius: Radius<'_>) -> Output {
-    let r = radius.max();
-    let r2 = r * r;
-    let probe = probe_radius2(radius);
-    let start = Instant::now();
-    let items: Vec<GeomWithData<[f32; 3], u32>> = points
-        .iter()
-        .enumerate()
-        .map(|(i, p)| GeomWithData::new(*p, i as u32))
-        .collect();
-    let tree = RTree::bulk_load(items);
-    let built = Instant::now();
-    let csr = Csr::fill_parallel(points.len(), |i, out| {
-        for found in tree.locate_within_distance(points[i], probe) {
-            let j = found.data as usize;
-            if j != i && neighbours(points, radius, r2, i, j) {
-                out.push(j as u32);
-            }
-        }
-    });
-    let done = Instant::now();
-    Output {
-        build_s: (built - start).as_secs_f64(),
-        query_s: (done - built).as_secs_f64(),
-        lists: Lists::Csr(csr),
-    }
-}
-
-/// Brute force: every point is tested against every other, parallel over the query point.
-fn run_brute(points: &[[f32; 3]], radius: Radius<'_>) -> Output {
-    let r = radius.max();
-    let r2 = r * r;
-    let start = Instant::now();
-    let csr = Csr::fill_parallel(points.len(), |i, out| {
-        for j in 0..points.len() {
-            if neighbours(points, radius, r2, i, j) && j != i {
-                out.push(j as u32);
-            }
-        }
-    });
-    let done = Instant::now();
-    Output {
-        build_s: 0.0,
-        query_s: (done - start).as_secs_f64(),
-        lists: Lists::Csr(csr),
-    }
 }
 
 /// The name of a list pass of hhg's `Grid`, for reports.
@@ -752,6 +357,7 @@ pub fn cell_order(points: &[[f32; 3]], radius: f32) -> Result<Vec<u32>, String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pairs::periodic_checksum;
     use crate::scenes::{RADIUS, Scene};
 
     #[test]
