@@ -311,14 +311,28 @@ impl<T: Real> Grid<T> {
     }
 
     /// Calls `visit(i, j, d2)` for every pair found from the points of one work unit, in
-    /// the unit's deterministic order, with `i < j` in the caller's numbering.
+    /// the unit's deterministic order, with `i < j` in the caller's numbering, with the
+    /// grid's kernel ([`Grid::set_kernel`]).
     fn visit_unit_pairs(
         &self,
         table: &CellTable,
         unit: (u32, u32),
         visit: &mut impl FnMut(u32, u32, T),
     ) {
-        self.walk_unit_forward::<SimdKernel>(table, unit, |p, base, mask| {
+        match self.kernel {
+            Kernel::Simd => self.visit_unit_pairs_with::<SimdKernel>(table, unit, visit),
+            Kernel::Scalar => self.visit_unit_pairs_with::<ScalarKernel>(table, unit, visit),
+        }
+    }
+
+    /// [`Grid::visit_unit_pairs`] with kernel `K`.
+    fn visit_unit_pairs_with<K: MaskKernel>(
+        &self,
+        table: &CellTable,
+        unit: (u32, u32),
+        visit: &mut impl FnMut(u32, u32, T),
+    ) {
+        self.walk_unit_forward::<K>(table, unit, |p, base, mask| {
             let i = self.order[p as usize];
             let point = self.sorted.point(p as usize);
             for_each_hit(base, mask, |q| {

@@ -101,21 +101,31 @@ impl<T: Real> Grid<T> {
     }
 
     /// Neighbours of one query point: calls `visit(j, d2)` for every point `j` of the set
-    /// within the radius, in no particular order.
-    pub fn query_point(&self, point: [T; 3], mut visit: impl FnMut(u32, T)) -> Result<(), Error> {
+    /// within the radius, in no particular order, with the grid's kernel
+    /// ([`Grid::set_kernel`]).
+    pub fn query_point(&self, point: [T; 3], visit: impl FnMut(u32, T)) -> Result<(), Error> {
         if let Some(error) = first_non_finite(Points::Aos(&[point])) {
             return Err(error);
         }
+        match self.kernel {
+            Kernel::Simd => self.query_point_with::<SimdKernel>(point, visit),
+            Kernel::Scalar => self.query_point_with::<ScalarKernel>(point, visit),
+        }
+        Ok(())
+    }
+
+    /// [`Grid::query_point`] with kernel `K`, on a finite point.
+    fn query_point_with<K: MaskKernel>(&self, point: [T; 3], mut visit: impl FnMut(u32, T)) {
         let Some(table) = self.table.as_ref() else {
-            return Ok(());
+            return;
         };
         let cell = table.coords(point);
         if !table.may_have_neighbours(cell) {
-            return Ok(());
+            return;
         }
         let ranges = self.full_neighbourhood(table, table.bucket_coords(table.bucket(cell)));
         let columns = self.sorted.padded();
-        scan_batch::<T, SimdKernel>(
+        scan_batch::<T, K>(
             columns,
             &[point],
             self.r2,
@@ -127,7 +137,6 @@ impl<T: Real> Grid<T> {
                 });
             },
         );
-        Ok(())
     }
 
     /// Shared count-then-fill driver for searchers that are not the set itself;
