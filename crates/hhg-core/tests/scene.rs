@@ -326,10 +326,7 @@ type Observed<T> = (usize, Vec<Option<Aabb<T>>>, Vec<Vec<Handle>>);
 /// What a caller can see of a scene without changing it: its size, the box of every handle
 /// (or that the handle is stale), and what queries around every object and over everything
 /// find.
-fn observe<T: TestReal>(
-    scene: &Scene<T>,
-    handles: &[Handle],
-) -> Observed<T> {
+fn observe<T: TestReal>(scene: &Scene<T>, handles: &[Handle]) -> Observed<T> {
     let big = if T::NAME == "f32" { 3e38 } else { 1e308 };
     let mut probes = vec![Aabb::new([T::from_f64(-big); 3], [T::from_f64(big); 3])];
     probes.extend(handles.iter().filter_map(|&h| scene.aabb(h).ok()));

@@ -12,7 +12,8 @@ use super::patch::Location;
 use super::{Aabb, BroadPhase, BroadPhaseConfig, Filter};
 
 /// A stable name for an object of a [`Scene`]: valid from `insert` until `remove`, never
-/// reused for another object (a reused slot gets a new generation).
+/// reused for another object (a reused slot gets a new generation, and a slot whose
+/// generations are used up is never reused).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Handle {
     slot: u32,
@@ -20,7 +21,8 @@ pub struct Handle {
 }
 
 impl Handle {
-    /// The slot: a small integer, dense over live objects plus freed slots (for side arrays).
+    /// The slot: a small integer, dense over live objects plus freed and retired slots (for
+    /// side arrays).
     pub fn slot(self) -> u32 {
         self.slot
     }
@@ -126,6 +128,9 @@ pub struct Scene<T: Real> {
     strategy: UpdateStrategy,
     slots: Vec<Slot<T>>,
     free: Vec<u32>,
+    /// Slots whose generations are used up (removed at generation `u32::MAX`): neither live
+    /// nor free.
+    retired: usize,
     dynamic: usize,
     /// Slots changed since the last update.
     dirty: Vec<u32>,
@@ -181,6 +186,7 @@ impl<T: Real> Scene<T> {
             strategy,
             slots: Vec::new(),
             free: Vec::new(),
+            retired: 0,
             dynamic: 0,
             dirty: Vec::new(),
             statics_changed: false,
@@ -217,7 +223,7 @@ impl<T: Real> Scene<T> {
 
     /// How many objects the scene holds.
     pub fn len(&self) -> usize {
-        self.slots.len() - self.free.len()
+        self.slots.len() - self.free.len() - self.retired
     }
 
     /// Tells whether the scene holds no object.
@@ -305,7 +311,9 @@ impl<T: Real> Scene<T> {
         Ok(Handle { slot, generation })
     }
 
-    /// Removes an object; O(1). Its handle becomes stale.
+    /// Removes an object; O(1). Its handle becomes stale. A slot's generation is never
+    /// reused: a slot removed at generation `u32::MAX` is retired (after 2^32 objects in one
+    /// slot) and never holds another object.
     pub fn remove(&mut self, handle: Handle) -> Result<(), Error> {
         let place = self.slot(handle)?.place;
         match place {
@@ -327,8 +335,15 @@ impl<T: Real> Scene<T> {
         }
         let s = &mut self.slots[handle.slot as usize];
         s.place = Place::Free;
-        s.generation = s.generation.wrapping_add(1);
-        self.free.push(handle.slot);
+        match s.generation.checked_add(1) {
+            Some(generation) => {
+                s.generation = generation;
+                self.free.push(handle.slot);
+            }
+            // Its generations are used up: the slot is retired, never to be reused, so that
+            // no handle of it can ever name another object.
+            None => self.retired += 1,
+        }
         Ok(())
     }
 
@@ -732,5 +747,50 @@ impl<T: Real> Scene<T> {
         });
         out.sort_unstable();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    impl<T: Real> Scene<T> {
+        /// Sets the generation of a slot, to reach the end of the generations without 2^32
+        /// removals.
+        fn set_generation(&mut self, slot: u32, generation: u32) {
+            self.slots[slot as usize].generation = generation;
+        }
+    }
+
+    /// A slot whose generation would wrap is retired rather than reused: a handle issued at
+    /// generation 0 never names the object of a later generation 0, and the scene's size
+    /// does not count the retired slot.
+    #[test]
+    fn a_slot_is_retired_before_its_generation_wraps() {
+        let unit = Aabb::new([0.0f64; 3], [1.0; 3]);
+        let mut scene = Scene::<f64>::new();
+        let first = scene.insert(unit, Motion::Dynamic, Filter::ALL).unwrap();
+        scene.remove(first).unwrap();
+        scene.set_generation(first.slot(), u32::MAX - 1);
+        let mut last = None;
+        for generation in [u32::MAX - 1, u32::MAX] {
+            let h = scene.insert(unit, Motion::Static, Filter::ALL).unwrap();
+            assert_eq!((h.slot(), h.generation()), (first.slot(), generation));
+            scene.update().unwrap();
+            scene.remove(h).unwrap();
+            last = Some(h);
+        }
+        assert!(scene.is_empty());
+        let other = scene.insert(unit, Motion::Dynamic, Filter::ALL).unwrap();
+        assert_ne!(other.slot(), first.slot(), "the retired slot was reused");
+        assert_eq!(scene.len(), 1);
+        for stale in [first, last.unwrap()] {
+            assert!(matches!(scene.aabb(stale), Err(Error::StaleHandle { .. })));
+            assert!(scene.remove(stale).is_err());
+        }
+        let mut found = Vec::new();
+        scene.detect(&mut Vec::new()).unwrap();
+        scene.query_aabb(&unit, &mut found).unwrap();
+        assert_eq!(found, vec![other]);
     }
 }
