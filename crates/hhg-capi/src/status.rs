@@ -54,10 +54,12 @@ pub enum HhgStatus {
     /// An internal error (a Rust panic) was caught. A search on which it happened is left
     /// unusable: every later call on it returns this code, and it can only be freed.
     InternalError = 16,
+    /// A pair names a point index not below the point count.
+    PairIndexOutOfRange = 17,
 }
 
 /// The fixed description of every status code, in code order.
-const DESCRIPTIONS: [(HhgStatus, &CStr); 17] = [
+const DESCRIPTIONS: [(HhgStatus, &CStr); 18] = [
     (HhgStatus::Ok, c"success"),
     (
         HhgStatus::NullPointer,
@@ -121,6 +123,10 @@ const DESCRIPTIONS: [(HhgStatus, &CStr); 17] = [
         HhgStatus::InternalError,
         c"internal error (a panic was caught); free the search",
     ),
+    (
+        HhgStatus::PairIndexOutOfRange,
+        c"a pair names a point index out of range",
+    ),
 ];
 
 /// The status code of each error of hhg-core.
@@ -137,6 +143,7 @@ fn status_of(error: &Error) -> HhgStatus {
         Error::StaleHandle { .. } => HhgStatus::StaleHandle,
         Error::UnknownPointSet { .. } => HhgStatus::UnknownPointSet,
         Error::PointCountChanged { .. } => HhgStatus::PointCountChanged,
+        Error::PairIndexOutOfRange { .. } => HhgStatus::PairIndexOutOfRange,
     }
 }
 
@@ -282,7 +289,10 @@ mod tests {
             );
         }
         assert_eq!(text(hhg_error_message(-1)), "unknown status code");
-        assert_eq!(text(hhg_error_message(17)), "unknown status code");
+        assert_eq!(
+            text(hhg_error_message(DESCRIPTIONS.len() as i32)),
+            "unknown status code"
+        );
     }
 
     #[test]
@@ -389,6 +399,14 @@ mod tests {
                     given: 2,
                 },
                 HhgStatus::PointCountChanged,
+            ),
+            (
+                Error::PairIndexOutOfRange {
+                    pair: 1,
+                    indices: [0, 5],
+                    count: 3,
+                },
+                HhgStatus::PairIndexOutOfRange,
             ),
         ];
         for (error, status) in errors {

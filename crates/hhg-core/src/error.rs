@@ -104,6 +104,15 @@ pub enum Error {
         /// Points given now.
         given: usize,
     },
+    /// A pair names a point index not below the point count.
+    PairIndexOutOfRange {
+        /// Index of the pair in the caller's numbering.
+        pair: usize,
+        /// The pair as given.
+        indices: [u32; 2],
+        /// The point count, which both indices must be below.
+        count: usize,
+    },
 }
 
 impl fmt::Display for Error {
@@ -184,6 +193,15 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "point set {set} has {expected} points but {given} positions were given"
+            ),
+            Error::PairIndexOutOfRange {
+                pair,
+                indices: [i, j],
+                count,
+            } => write!(
+                f,
+                "pair {pair} = [{i}, {j}] names a point index out of range: there are {count} \
+                 points"
             ),
         }
     }
