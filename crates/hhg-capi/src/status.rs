@@ -56,10 +56,12 @@ pub enum HhgStatus {
     InternalError = 16,
     /// A pair names a point index not below the point count.
     PairIndexOutOfRange = 17,
+    /// A point lies too many box lengths outside a periodic box for an exact image count.
+    ImageCountOutOfRange = 18,
 }
 
 /// The fixed description of every status code, in code order.
-const DESCRIPTIONS: [(HhgStatus, &CStr); 18] = [
+const DESCRIPTIONS: [(HhgStatus, &CStr); 19] = [
     (HhgStatus::Ok, c"success"),
     (
         HhgStatus::NullPointer,
@@ -127,6 +129,10 @@ const DESCRIPTIONS: [(HhgStatus, &CStr); 18] = [
         HhgStatus::PairIndexOutOfRange,
         c"a pair names a point index out of range",
     ),
+    (
+        HhgStatus::ImageCountOutOfRange,
+        c"a point lies too far outside the periodic box for an exact image count",
+    ),
 ];
 
 /// The status code of each error of hhg-core.
@@ -144,6 +150,7 @@ fn status_of(error: &Error) -> HhgStatus {
         Error::UnknownPointSet { .. } => HhgStatus::UnknownPointSet,
         Error::PointCountChanged { .. } => HhgStatus::PointCountChanged,
         Error::PairIndexOutOfRange { .. } => HhgStatus::PairIndexOutOfRange,
+        Error::ImageCountOutOfRange { .. } => HhgStatus::ImageCountOutOfRange,
     }
 }
 
@@ -407,6 +414,16 @@ mod tests {
                     count: 3,
                 },
                 HhgStatus::PairIndexOutOfRange,
+            ),
+            (
+                Error::ImageCountOutOfRange {
+                    index: 0,
+                    axis: 0,
+                    value: 1e30,
+                    images: -1e29,
+                    limit: 9e15,
+                },
+                HhgStatus::ImageCountOutOfRange,
             ),
         ];
         for (error, status) in errors {

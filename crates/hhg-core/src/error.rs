@@ -104,6 +104,20 @@ pub enum Error {
         /// Points given now.
         given: usize,
     },
+    /// A point so far outside a periodic box that how many box lengths it lies away cannot
+    /// be counted exactly (the box length is below the spacing of its coordinate).
+    ImageCountOutOfRange {
+        /// Index of the point in the caller's numbering.
+        index: usize,
+        /// Axis of the coordinate: 0 = x, 1 = y, 2 = z.
+        axis: usize,
+        /// The coordinate, widened to `f64`.
+        value: f64,
+        /// How many box lengths the wrap would move the point by.
+        images: f64,
+        /// The largest count accepted.
+        limit: f64,
+    },
     /// A pair names a point index not below the point count.
     PairIndexOutOfRange {
         /// Index of the pair in the caller's numbering.
@@ -193,6 +207,18 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "point set {set} has {expected} points but {given} positions were given"
+            ),
+            Error::ImageCountOutOfRange {
+                index,
+                axis,
+                value,
+                images,
+                limit,
+            } => write!(
+                f,
+                "point {index} ({} = {value}) would be moved by {images:.3e} box lengths to \
+                 wrap it into the periodic box, beyond the {limit:.3e} whose count is exact",
+                AXIS_NAMES[axis]
             ),
             Error::PairIndexOutOfRange {
                 pair,
