@@ -96,6 +96,14 @@ enum HhgStatus
    * unusable: every later call on it returns this code, and it can only be freed.
    */
   HHG_STATUS_INTERNAL_ERROR = 16,
+  /**
+   * A pair names a point index not below the point count.
+   */
+  HHG_STATUS_PAIR_INDEX_OUT_OF_RANGE = 17,
+  /**
+   * A point lies too many box lengths outside a periodic box for an exact image count.
+   */
+  HHG_STATUS_IMAGE_COUNT_OUT_OF_RANGE = 18,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -54,10 +54,14 @@ pub enum HhgStatus {
     /// An internal error (a Rust panic) was caught. A search on which it happened is left
     /// unusable: every later call on it returns this code, and it can only be freed.
     InternalError = 16,
+    /// A pair names a point index not below the point count.
+    PairIndexOutOfRange = 17,
+    /// A point lies too many box lengths outside a periodic box for an exact image count.
+    ImageCountOutOfRange = 18,
 }
 
 /// The fixed description of every status code, in code order.
-const DESCRIPTIONS: [(HhgStatus, &CStr); 17] = [
+const DESCRIPTIONS: [(HhgStatus, &CStr); 19] = [
     (HhgStatus::Ok, c"success"),
     (
         HhgStatus::NullPointer,
@@ -121,6 +125,14 @@ const DESCRIPTIONS: [(HhgStatus, &CStr); 17] = [
         HhgStatus::InternalError,
         c"internal error (a panic was caught); free the search",
     ),
+    (
+        HhgStatus::PairIndexOutOfRange,
+        c"a pair names a point index out of range",
+    ),
+    (
+        HhgStatus::ImageCountOutOfRange,
+        c"a point lies too far outside the periodic box for an exact image count",
+    ),
 ];
 
 /// The status code of each error of hhg-core.
@@ -137,6 +149,8 @@ fn status_of(error: &Error) -> HhgStatus {
         Error::StaleHandle { .. } => HhgStatus::StaleHandle,
         Error::UnknownPointSet { .. } => HhgStatus::UnknownPointSet,
         Error::PointCountChanged { .. } => HhgStatus::PointCountChanged,
+        Error::PairIndexOutOfRange { .. } => HhgStatus::PairIndexOutOfRange,
+        Error::ImageCountOutOfRange { .. } => HhgStatus::ImageCountOutOfRange,
     }
 }
 
@@ -282,7 +296,10 @@ mod tests {
             );
         }
         assert_eq!(text(hhg_error_message(-1)), "unknown status code");
-        assert_eq!(text(hhg_error_message(17)), "unknown status code");
+        assert_eq!(
+            text(hhg_error_message(DESCRIPTIONS.len() as i32)),
+            "unknown status code"
+        );
     }
 
     #[test]
@@ -389,6 +406,24 @@ mod tests {
                     given: 2,
                 },
                 HhgStatus::PointCountChanged,
+            ),
+            (
+                Error::PairIndexOutOfRange {
+                    pair: 1,
+                    indices: [0, 5],
+                    count: 3,
+                },
+                HhgStatus::PairIndexOutOfRange,
+            ),
+            (
+                Error::ImageCountOutOfRange {
+                    index: 0,
+                    axis: 0,
+                    value: 1e30,
+                    images: -1e29,
+                    limit: 9e15,
+                },
+                HhgStatus::ImageCountOutOfRange,
             ),
         ];
         for (error, status) in errors {

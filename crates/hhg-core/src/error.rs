@@ -104,6 +104,29 @@ pub enum Error {
         /// Points given now.
         given: usize,
     },
+    /// A point so far outside a periodic box that how many box lengths it lies away cannot
+    /// be counted exactly (the box length is below the spacing of its coordinate).
+    ImageCountOutOfRange {
+        /// Index of the point in the caller's numbering.
+        index: usize,
+        /// Axis of the coordinate: 0 = x, 1 = y, 2 = z.
+        axis: usize,
+        /// The coordinate, widened to `f64`.
+        value: f64,
+        /// How many box lengths the wrap would move the point by.
+        images: f64,
+        /// The largest count accepted.
+        limit: f64,
+    },
+    /// A pair names a point index not below the point count.
+    PairIndexOutOfRange {
+        /// Index of the pair in the caller's numbering.
+        pair: usize,
+        /// The pair as given.
+        indices: [u32; 2],
+        /// The point count, which both indices must be below.
+        count: usize,
+    },
 }
 
 impl fmt::Display for Error {
@@ -184,6 +207,27 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "point set {set} has {expected} points but {given} positions were given"
+            ),
+            Error::ImageCountOutOfRange {
+                index,
+                axis,
+                value,
+                images,
+                limit,
+            } => write!(
+                f,
+                "point {index} ({} = {value}) would be moved by {images:.3e} box lengths to \
+                 wrap it into the periodic box, beyond the {limit:.3e} whose count is exact",
+                AXIS_NAMES[axis]
+            ),
+            Error::PairIndexOutOfRange {
+                pair,
+                indices: [i, j],
+                count,
+            } => write!(
+                f,
+                "pair {pair} = [{i}, {j}] names a point index out of range: there are {count} \
+                 points"
             ),
         }
     }

@@ -15,6 +15,7 @@ mod self_lists;
 
 use rayon::prelude::*;
 
+use crate::error::Error;
 use crate::kernel::{MaskKernel, PackedCandidates};
 use crate::parallel::{DisjointSlice, exclusive_scan, keep_larger, prefetch, reserve_with_slack};
 use crate::real::Real;
@@ -276,16 +277,32 @@ impl<T: Real> NeighborLists<T> {
     /// Replaces the lists by those of `n` points with the unique pairs `pairs` (each
     /// `[i, j]` with `i != j`, both `< n`, no pair twice): both directions, each list
     /// ascending, no distances. For schemes that find pairs and need CSR lists.
-    pub fn assign_from_pairs(&mut self, n: usize, pairs: &[[u32; 2]]) {
+    ///
+    /// Fails with [`Error::PairIndexOutOfRange`], naming the first pair with an index not
+    /// below `n`, and then leaves the lists as they were.
+    pub fn assign_from_pairs(&mut self, n: usize, pairs: &[[u32; 2]]) -> Result<(), Error> {
+        if let Some(pair) = pairs
+            .par_iter()
+            .position_first(|&[i, j]| i as usize >= n || j as usize >= n)
+        {
+            return Err(Error::PairIndexOutOfRange {
+                pair,
+                indices: pairs[pair],
+                count: n,
+            });
+        }
         let mut keys = Vec::new();
         let mut order = Vec::new();
         let mut scratch = crate::sort::SortScratch::default();
         self.assign_pairs(n, pairs, &mut keys, &mut order, &mut scratch);
+        Ok(())
     }
 
     /// Replaces the lists by those of `n` objects with the unique pairs `pairs`: both
     /// directions, each list ascending, no distances. A parallel counting sort of the
-    /// directed pairs by their first object, then a sort of each list.
+    /// directed pairs by their first object, then a sort of each list. Every index must be
+    /// below `n`, as it is for the pairs of a build over `n` objects (the counting sort
+    /// panics otherwise).
     pub(crate) fn assign_pairs(
         &mut self,
         n: usize,

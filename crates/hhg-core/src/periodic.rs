@@ -45,9 +45,22 @@ impl<T: Real> PeriodicBox<T> {
     /// was moved by (`p = wrapped - count * L` up to rounding). The wrap, in `T`:
     /// `x' = x - L * floor((x - o) / L)`, then `x' = o` where rounding left `x'` outside
     /// `o .. o + L` (one more length down when it reached `o + L`); along open axes `x' = x`.
-    pub fn wrap(&self, p: [T; 3]) -> ([T; 3], [i32; 3]) {
+    ///
+    /// The count is exact (the integer `floor` above, in `f64`) up to [`MAX_IMAGES`] box
+    /// lengths; farther away, where the box length is below the spacing of the point's own
+    /// coordinate so that its place in the box is lost to rounding, the point is refused with
+    /// [`Error::ImageCountOutOfRange`] (naming point 0, the point given).
+    pub fn wrap(&self, p: [T; 3]) -> Result<([T; 3], [i64; 3]), Error> {
+        self.wrap_point(p)
+            .map_err(|(axis, images)| image_error(0, axis, p[axis], images))
+    }
+
+    /// [`PeriodicBox::wrap`], failing with the axis and the image count (in `f64`) of a
+    /// count beyond [`MAX_IMAGES`].
+    #[inline]
+    fn wrap_point(&self, p: [T; 3]) -> Result<([T; 3], [i64; 3]), (usize, f64)> {
         let mut out = p;
-        let mut count = [0i32; 3];
+        let mut count = [0i64; 3];
         for a in 0..3 {
             if !self.periodic[a] {
                 continue;
@@ -66,20 +79,24 @@ impl<T: Real> PeriodicBox<T> {
             } else if x.to_f64() < o.to_f64() {
                 x = o;
             }
+            if k.abs() > MAX_IMAGES as f64 {
+                return Err((a, -k));
+            }
             out[a] = x;
-            count[a] = -(k as i32);
+            // Exact: `k` is an integer of at most 53 bits.
+            count[a] = -(k as i64);
         }
-        (out, count)
+        Ok((out, count))
     }
 
     /// The image of `p` shifted by `shift` box lengths, in `T`: `p + shift * L`.
     #[inline]
-    pub fn shifted(&self, p: [T; 3], shift: [i32; 3]) -> [T; 3] {
+    pub fn shifted(&self, p: [T; 3], shift: [i64; 3]) -> [T; 3] {
         std::array::from_fn(|a| {
             if shift[a] == 0 {
                 p[a]
             } else {
-                p[a] + T::from_f64(f64::from(shift[a])) * self.lengths[a]
+                p[a] + T::from_f64(shift[a] as f64) * self.lengths[a]
             }
         })
     }
@@ -90,9 +107,9 @@ impl<T: Real> PeriodicBox<T> {
     /// `(dx*dx + dy*dy) + dz*dz`. Exchanging `a` and `b` and negating `shift` gives the same
     /// value bit for bit. This is the distance [`PeriodicSearch`] decides pairs by.
     #[inline]
-    pub fn image_distance_squared(&self, a: [T; 3], b: [T; 3], shift: [i32; 3]) -> T {
-        let up_a = shift.map(|s| i32::from(s < 0));
-        let up_b = shift.map(|s| i32::from(s > 0));
+    pub fn image_distance_squared(&self, a: [T; 3], b: [T; 3], shift: [i64; 3]) -> T {
+        let up_a = shift.map(|s| i64::from(s < 0));
+        let up_b = shift.map(|s| i64::from(s > 0));
         T::distance_squared(self.shifted(a, up_a), self.shifted(b, up_b))
     }
 
@@ -116,6 +133,17 @@ impl<T: Real> PeriodicBox<T> {
                     expected: "finite and more than twice the radius (the minimum image must be unique)",
                 });
             }
+            // The upper face, in `T`: the wrapped points lie below it and their ghost images
+            // less than a radius above it (whose square is finite, so far below the
+            // precision's range: they stay finite where the face is).
+            let top = self.origin[a] + self.lengths[a];
+            if !top.is_finite() {
+                return Err(Error::InvalidConfig {
+                    name: "periodic box extent",
+                    value: o + l,
+                    expected: "an upper face (origin + length) finite in the input precision",
+                });
+            }
         }
         Ok(())
     }
@@ -130,8 +158,9 @@ pub struct PeriodicPair {
     pub i: u32,
     /// The larger index.
     pub j: u32,
-    /// The image of `j` (in box lengths per axis) closest to `i`, for the caller's positions.
-    pub shift: [i32; 3],
+    /// The image of `j` (in box lengths per axis) closest to `i`, for the caller's positions
+    /// (at most `2 * MAX_IMAGES + 1` in magnitude).
+    pub shift: [i64; 3],
 }
 
 /// Fixed-radius search in a periodic box: the minimum-image pairs within the radius.
@@ -169,7 +198,7 @@ pub struct PeriodicSearch<T: Real> {
     /// Scratch of the prefix sum over the ghost counts.
     scan: Vec<u32>,
     /// Per point: the box lengths its wrap moved it by; empty when no point was moved.
-    wraps: Vec<[i32; 3]>,
+    wraps: Vec<[i64; 3]>,
     len: usize,
     pair_list: std::sync::Mutex<PairList<T>>,
     /// The lists of every point and ghost, from which the points' lists are merged.
@@ -222,24 +251,40 @@ impl<T: Real> PeriodicSearch<T> {
     }
 
     /// Builds the search over `points` (anywhere; they are wrapped into the box).
+    ///
+    /// Fails on a non-finite coordinate, too many points, a point too far outside the box
+    /// for its image count (see [`PeriodicBox::wrap`]), or points (with their ghost images)
+    /// spanning more cells than the grid numbers along an open axis or a long box; each error
+    /// names a caller's point. The checks of the points come before anything changes.
     pub fn build(&mut self, points: &[[T; 3]]) -> Result<(), Error> {
         crate::columns::check_count(points.len())?;
         if let Some(error) = first_non_finite(Points::Aos(points)) {
             return Err(error);
         }
-        let n = points.len();
-        self.len = n;
         let domain = self.domain;
-        // The wrapped points first, in the caller's order (the buffers only grow). A solver
-        // usually keeps its points inside the box: then they are copied as they are and
-        // `wraps` stays empty (no point was moved).
-        self.extended.clear();
-        self.wraps.clear();
-        self.ghosts.clear();
+        // A solver usually keeps its points inside the box: then they are copied as they are
+        // and `wraps` stays empty (no point was moved).
         let inside = points
             .par_iter()
             .with_min_len(4096)
-            .all(|&p| domain.wrap(p) == (p, [0; 3]));
+            .all(|&p| domain.wrap_point(p) == Ok((p, [0; 3])));
+        if !inside
+            && let Some(k) = points
+                .par_iter()
+                .with_min_len(4096)
+                .position_first(|&p| domain.wrap_point(p).is_err())
+        {
+            let (axis, images) = domain
+                .wrap_point(points[k])
+                .expect_err("the point was just refused");
+            return Err(image_error(k, axis, points[k][axis], images));
+        }
+        let n = points.len();
+        self.len = n;
+        // The wrapped points first, in the caller's order (the buffers only grow).
+        self.extended.clear();
+        self.wraps.clear();
+        self.ghosts.clear();
         if inside {
             self.extended.extend_from_slice(points);
         } else {
@@ -250,7 +295,9 @@ impl<T: Real> PeriodicSearch<T> {
                 .zip(self.wraps.par_iter_mut())
                 .zip(points.par_iter())
                 .with_min_len(4096)
-                .for_each(|((wrapped, count), &p)| (*wrapped, *count) = domain.wrap(p));
+                .for_each(|((wrapped, count), &p)| {
+                    (*wrapped, *count) = domain.wrap_point(p).expect("every point was checked");
+                });
         }
         // Ghosts of the points within the margin of a lower periodic face: one per non-empty
         // set of such axes, shifted up by one length on each of them. Counted per point,
@@ -294,14 +341,33 @@ impl<T: Real> PeriodicSearch<T> {
                 // SAFETY: point k owns ghost slots starts[k]..starts[k + 1] (the prefix sum of
                 // the counts just made with the same `near_faces`), which lie below `total`.
                 unsafe {
-                    ghost_points.write(at, domain.shifted(points[k], shift));
+                    ghost_points.write(at, domain.shifted(points[k], shift.map(i64::from)));
                     ghosts.write(at, (k as u32, shift));
                 }
                 at += 1;
             }
             debug_assert_eq!(at, starts[k + 1] as usize);
         });
-        self.grid.build(&self.extended)
+        // An error names the point or ghost at the far end of the points; a ghost is named
+        // by its point.
+        self.grid
+            .build(&self.extended)
+            .map_err(|error| match error {
+                Error::CoordinateOutOfRange {
+                    index,
+                    axis,
+                    value,
+                    cells,
+                    limit,
+                } => Error::CoordinateOutOfRange {
+                    index: self.original(index as u32) as usize,
+                    axis,
+                    value,
+                    cells,
+                    limit,
+                },
+                other => other,
+            })
     }
 
     /// The minimum-image pairs within the radius, `i < j`, each once, into `out` (cleared
@@ -322,12 +388,13 @@ impl<T: Real> PeriodicSearch<T> {
             let (oa, ob) = (self.original(a), self.original(b));
             debug_assert_ne!(oa, ob, "two images of one point within the radius");
             // The image of `b`'s wrapped point near `a`'s is shifted by `sb - sa`.
-            let (i, j, internal): (u32, u32, [i32; 3]) = if oa < ob {
-                (oa, ob, std::array::from_fn(|k| sb[k] - sa[k]))
+            let (i, j, internal): (u32, u32, [i64; 3]) = if oa < ob {
+                (oa, ob, std::array::from_fn(|k| i64::from(sb[k] - sa[k])))
             } else {
-                (ob, oa, std::array::from_fn(|k| sa[k] - sb[k]))
+                (ob, oa, std::array::from_fn(|k| i64::from(sa[k] - sb[k])))
             };
-            // The shift for the caller's positions: x_j + s L - x_i with x = w - wrap L.
+            // The shift for the caller's positions: x_j + s L - x_i with x = w - wrap L (no
+            // overflow: each wrap is at most `MAX_IMAGES` in magnitude).
             let wrap = |k: u32| self.wraps.get(k as usize).copied().unwrap_or([0; 3]);
             let (wi, wj) = (wrap(i), wrap(j));
             let shift = std::array::from_fn(|k| internal[k] + wj[k] - wi[k]);
@@ -406,6 +473,23 @@ impl<T: Real> PeriodicSearch<T> {
             }
         };
         lists.assign_with(n, count, fill);
+    }
+}
+
+/// The most box lengths [`PeriodicBox::wrap`] moves a point by along an axis, `2^53`: up to
+/// this count every integer is exact in `f64`, and beyond it the box length is below the
+/// spacing of the point's own coordinate (in `f64`; in `f32` that is so from `2^24`).
+pub const MAX_IMAGES: i64 = 1 << 53;
+
+/// The error of point `index` (in the caller's numbering), `images` box lengths away from
+/// the box along `axis`.
+fn image_error<T: Real>(index: usize, axis: usize, value: T, images: f64) -> Error {
+    Error::ImageCountOutOfRange {
+        index,
+        axis,
+        value: value.to_f64(),
+        images,
+        limit: MAX_IMAGES as f64,
     }
 }
 

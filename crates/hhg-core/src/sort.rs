@@ -53,6 +53,13 @@ impl SortScratch {
 ///
 /// Returns whether `order` is the identity, which it is exactly when the keys already
 /// ascend (points given in cell order).
+///
+/// # Panics
+///
+/// When a key is not below `buckets` (the caller computes keys as bucket numbers, so that
+/// is a bug of the caller's). Every path (one bucket table or two passes by group, keys in
+/// any order or ascending) checks every key the same way, and the panic names the key and
+/// its position.
 pub fn counting_sort(
     keys: &[u32],
     buckets: usize,
@@ -63,7 +70,9 @@ pub fn counting_sort(
     let n = keys.len();
     if buckets == 0 {
         // No bucket can hold a key, so there is none: empty starts and order.
-        assert!(n == 0, "counting_sort: {n} keys but no bucket");
+        if let Some(&key) = keys.first() {
+            key_out_of_range(0, key, buckets);
+        }
         starts.clear();
         starts.push(0);
         order.clear();
@@ -84,7 +93,9 @@ pub fn counting_sort(
     }
 
     let cursors = &mut scratch.cursors;
-    count_parts(cursors, buckets, keys, part_len, |key| key as usize);
+    count_parts(cursors, buckets, keys, part_len, buckets, |key| {
+        key as usize
+    });
 
     // Bucket starts: the sum over parts, scanned.
     starts.resize(buckets + 1, 0);
@@ -133,12 +144,14 @@ pub fn counting_sort(
 }
 
 /// Counts, for each part of `part_len` keys, how many keys fall in each of `rows` rows
-/// (`row_of(key)`), into `cursors` (one row of counts per part, zeroed first).
+/// (`row_of(key)`), into `cursors` (one row of counts per part, zeroed first). Panics on a
+/// key not below `buckets` (see [`key_out_of_range`]).
 fn count_parts(
     cursors: &mut Vec<u32>,
     rows: usize,
     keys: &[u32],
     part_len: usize,
+    buckets: usize,
     row_of: impl Fn(u32) -> usize + Sync,
 ) {
     let parts = keys.len().div_ceil(part_len).max(1);
@@ -146,9 +159,13 @@ fn count_parts(
     cursors
         .par_chunks_mut(rows)
         .zip(keys.par_chunks(part_len))
-        .for_each(|(histogram, keys)| {
+        .enumerate()
+        .for_each(|(part, (histogram, keys))| {
             histogram.fill(0);
-            for &key in keys {
+            for (k, &key) in keys.iter().enumerate() {
+                if key as usize >= buckets {
+                    key_out_of_range(part * part_len + k, key, buckets);
+                }
                 histogram[row_of(key)] += 1;
             }
         });
@@ -211,8 +228,7 @@ fn grouped_sort(
     let groups = buckets.div_ceil(1 << GROUP_BITS);
     // Pass 1: per part, the points of each group; cursors by (group, part).
     let cursors = &mut scratch.cursors;
-    count_parts(cursors, groups, keys, part_len, |key| {
-        debug_assert!((key as usize) < buckets, "key {key} but {buckets} buckets");
+    count_parts(cursors, groups, keys, part_len, buckets, |key| {
         (key >> GROUP_BITS) as usize
     });
     // Group starts, then each part's cursor in each group (a few thousand counts: serial).
@@ -273,6 +289,16 @@ fn grouped_sort(
         });
 }
 
+/// The panic of [`counting_sort`] on key `key` at `position`, not below `buckets`.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn key_out_of_range(position: usize, key: u32, buckets: usize) -> ! {
+    panic!(
+        "counting_sort: key {key} at position {position} is not below the bucket count {buckets}"
+    )
+}
+
 /// Writes `order[k] = k` for every position, in parallel blocks.
 pub(crate) fn fill_identity(order: &mut [u32]) {
     order
@@ -315,11 +341,11 @@ fn keys_ascend(keys: &[u32]) -> bool {
 fn identity_sort(keys: &[u32], buckets: usize, starts: &mut Vec<u32>, order: &mut Vec<u32>) {
     let n = keys.len();
     debug_assert!(n > 0 && keys.windows(2).all(|pair| pair[0] <= pair[1]));
-    assert!(
-        (keys[n - 1] as usize) < buckets,
-        "counting_sort: key {} but {buckets} buckets",
-        keys[n - 1]
-    );
+    if keys[n - 1] as usize >= buckets {
+        // The keys ascend: the first one out of range follows the last one in range.
+        let position = keys.partition_point(|&key| (key as usize) < buckets);
+        key_out_of_range(position, keys[position], buckets);
+    }
     order.resize(n, 0);
     fill_identity(order);
     starts.resize(buckets + 1, 0);
@@ -352,6 +378,49 @@ fn identity_sort(keys: &[u32], buckets: usize, starts: &mut Vec<u32>, order: &mu
 #[cfg(test)]
 mod tests {
     use super::{CURSOR_BLOCK, GROUPED_MIN_BUCKETS, SortScratch, counting_sort};
+
+    /// A key not below the bucket count panics the same way on every path, naming the key
+    /// and its position: no bucket at all, one table with keys in any order and ascending,
+    /// and two passes by group with the key in the last, partial group or past every group.
+    #[test]
+    fn a_key_out_of_range_panics_alike_on_every_path() {
+        const { assert!(600_007 >= GROUPED_MIN_BUCKETS) };
+        let cases: [(&[u32], usize, usize); 7] = [
+            (&[0], 0, 0),
+            (&[0, 5, 2], 3, 1),
+            (&[0, 1, 1, 5, 7], 3, 3),
+            (&[5, 0], 5, 0),
+            (&[600_010, 0], 600_007, 0),
+            (&[0, 600_007, 600_010], 600_007, 1),
+            (&[1, 0, 2_000_000], 600_007, 2),
+        ];
+        for (keys, buckets, position) in cases {
+            let result = std::panic::catch_unwind(|| {
+                let (mut starts, mut order) = (Vec::new(), Vec::new());
+                counting_sort(
+                    keys,
+                    buckets,
+                    &mut starts,
+                    &mut order,
+                    &mut SortScratch::default(),
+                )
+            });
+            let payload = result.expect_err(&format!("{keys:?} in {buckets} buckets sorted"));
+            let message = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .unwrap_or_default();
+            let key = keys[position];
+            assert_eq!(
+                message,
+                format!(
+                    "counting_sort: key {key} at position {position} is not below the bucket \
+                     count {buckets}"
+                ),
+                "{keys:?} in {buckets} buckets"
+            );
+        }
+    }
 
     /// The stable order and bucket starts, the slow and obvious way.
     fn reference(keys: &[u32], buckets: usize) -> (Vec<u32>, Vec<u32>) {

@@ -488,3 +488,60 @@ fn checks_can_fail() {
         assert!(result.is_err(), "{wrong:?} was accepted");
     }
 }
+
+/// A failed build leaves the hierarchy as it was, whichever check fails: boxes spanning more
+/// than `f64` holds, and (before the base cell had a normal floor) boxes of subnormal size
+/// whose level could not number its cells, which failed only after earlier levels had been
+/// rebuilt. The latter now build.
+#[test]
+fn a_failed_build_changes_nothing() {
+    let config = BroadPhaseConfig {
+        all_pairs_below: 0,
+        ..BroadPhaseConfig::default()
+    };
+    let mut broad = BroadPhase::<f64>::with_config(config).unwrap();
+    let good = [
+        Aabb::new([0.0; 3], [1.0; 3]),
+        Aabb::new([0.5; 3], [1.5; 3]),
+        Aabb::new([3.0; 3], [3.1; 3]),
+    ];
+    broad.build(&good).unwrap();
+    let observe = |broad: &BroadPhase<f64>| {
+        let mut pairs = Vec::new();
+        broad.pairs(&mut pairs);
+        let mut found = Vec::new();
+        broad
+            .query_aabb(&Aabb::new([0.0; 3], [4.0; 3]), &mut found)
+            .unwrap();
+        (broad.len(), broad.levels(), pairs, found)
+    };
+    let before = observe(&broad);
+    let far = [
+        Aabb::new([-1e308, 0.0, 0.0], [-1e308, 1.0, 1.0]),
+        Aabb::new([1e308, 0.0, 0.0], [1e308, 1.0, 1.0]),
+    ];
+    assert!(matches!(
+        broad.build(&far),
+        Err(Error::CoordinateOutOfRange { .. })
+    ));
+    assert_eq!(observe(&broad), before);
+    // Unit boxes on one level, and subnormal boxes at one corner on another.
+    let tiny = 1e-320;
+    let mut mixed: Vec<Aabb<f64>> = (0..4)
+        .map(|k| Aabb::new([k as f64 * 1e-310; 3], [k as f64 * 1e-310 + 2e-310; 3]))
+        .collect();
+    mixed.extend((0..4).map(|_| Aabb::new([0.0; 3], [tiny; 3])));
+    broad.build(&mixed).unwrap();
+    let mut pairs = Vec::new();
+    broad.pairs(&mut pairs);
+    pairs.sort_unstable();
+    let mut want = Vec::new();
+    for i in 0..mixed.len() as u32 {
+        for j in i + 1..mixed.len() as u32 {
+            if mixed[i as usize].overlaps(&mixed[j as usize]) {
+                want.push([i, j]);
+            }
+        }
+    }
+    assert_eq!(pairs, want);
+}

@@ -9,7 +9,8 @@ use hhg_testkit::{SplitMix64, THREAD_COUNTS, TestReal, for_both_precisions, in_p
 /// Every minimum-image pair by brute force, on the wrapped points, with the shift for the
 /// caller's positions; sorted.
 fn oracle<T: TestReal>(points: &[[T; 3]], radius: T, domain: &PeriodicBox<T>) -> Vec<PeriodicPair> {
-    let wrapped: Vec<([T; 3], [i32; 3])> = points.iter().map(|&p| domain.wrap(p)).collect();
+    let wrapped: Vec<([T; 3], [i64; 3])> =
+        points.iter().map(|&p| domain.wrap(p).unwrap()).collect();
     let range = |a: usize| if domain.periodic[a] { -1..=1 } else { 0..=0 };
     let mut pairs = Vec::new();
     for i in 0..points.len() {
@@ -20,8 +21,8 @@ fn oracle<T: TestReal>(points: &[[T; 3]], radius: T, domain: &PeriodicBox<T>) ->
                     for sz in range(2) {
                         let s = [sx, sy, sz];
                         // The documented rule: per axis, the point below is moved up by L.
-                        let a = domain.shifted(wrapped[i].0, s.map(|v| i32::from(v < 0)));
-                        let b = domain.shifted(wrapped[j].0, s.map(|v| i32::from(v > 0)));
+                        let a = domain.shifted(wrapped[i].0, s.map(|v| i64::from(v < 0)));
+                        let b = domain.shifted(wrapped[j].0, s.map(|v| i64::from(v > 0)));
                         if T::distance_squared(a, b) <= radius * radius {
                             found.push(s);
                         }
@@ -274,3 +275,109 @@ for_both_precisions!(
     bad_input,
     symmetric_at_the_radius_across_faces
 );
+
+/// Points far outside the box are wrapped with exact image counts (beyond `i32`), and their
+/// pairs' shifts are exact; a count beyond `2^53` (where the box length is below the
+/// point's own spacing) is refused with an error naming the caller's point.
+#[test]
+fn far_points_wrap_with_exact_image_counts() {
+    let domain = PeriodicBox::cubic([0.0f64; 3], [10.0; 3]);
+    assert_eq!(
+        domain.wrap([-1e12, 5.0, 5.0]).unwrap(),
+        ([0.0, 5.0, 5.0], [100_000_000_000, 0, 0])
+    );
+    assert_eq!(
+        domain.wrap([3e10, 5.0, 5.0]).unwrap(),
+        ([0.0, 5.0, 5.0], [-3_000_000_000, 0, 0])
+    );
+    assert_eq!(
+        domain.shifted([0.0, 5.0, 5.0], [-3_000_000_000, 0, 0]),
+        [-3e10, 5.0, 5.0]
+    );
+    let mut search = PeriodicSearch::new(1.0, domain).unwrap();
+    let points = [[-1e12 + 5.0, 5.0, 5.0], [3e10 + 5.5, 5.0, 5.0]];
+    search.build(&points).unwrap();
+    let mut pairs = Vec::new();
+    search.pairs(&mut pairs);
+    let shift = [-103_000_000_000, 0, 0];
+    assert_eq!(pairs, vec![PeriodicPair { i: 0, j: 1, shift }]);
+    // The shift for the caller's positions: x1 + s L - x0 = 0.5 along x, exactly here.
+    assert_eq!(points[1][0] + shift[0] as f64 * 10.0 - points[0][0], 0.5);
+
+    for (far, index) in [
+        ([[1e30, 5.0, 5.0], [-100.0, 5.0, 5.0]], 0),
+        ([[5.0; 3], [5.0, 5.0, -1e300]], 1),
+    ] {
+        let error = search.build(&far).unwrap_err();
+        let axis = if index == 0 { 0 } else { 2 };
+        assert!(
+            matches!(error, Error::ImageCountOutOfRange { index: i, axis: a, .. } if i == index && a == axis),
+            "{error:?}"
+        );
+        assert!(
+            error.to_string().starts_with(&format!("point {index} ")),
+            "{error}"
+        );
+    }
+    let error = domain.wrap([1e30, 5.0, 5.0]).unwrap_err();
+    assert!(matches!(
+        error,
+        Error::ImageCountOutOfRange {
+            index: 0,
+            axis: 0,
+            ..
+        }
+    ));
+    // The search still holds its last successful build.
+    assert_eq!(search.len(), 2);
+    search.pairs(&mut pairs);
+    assert_eq!(pairs, vec![PeriodicPair { i: 0, j: 1, shift }]);
+}
+
+/// A box whose upper face overflows the input precision is refused; an error of the grid names the caller's point, never a ghost.
+#[test]
+fn box_extents_that_overflow_are_refused() {
+    let overflowing = PeriodicBox::cubic([3e38f32; 3], [1e38; 3]);
+    assert!(matches!(
+        PeriodicSearch::new(1.0f32, overflowing),
+        Err(Error::InvalidConfig { .. })
+    ));
+    let mut lengths = [1.0f32; 3];
+    lengths[1] = 2.5e38;
+    let one_axis = PeriodicBox::cubic([1e38f32; 3], lengths);
+    let error = PeriodicSearch::new(0.1f32, one_axis).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::InvalidConfig {
+                name: "periodic box extent",
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    let fits = PeriodicBox::cubic([-1e38f32; 3], [f32::MAX; 3]);
+    assert!(PeriodicSearch::new(1.0f32, fits).is_ok());
+    // Periodic along x only, 10^10 cells long: the far end of the points is the ghost of
+    // point 0 (near the lower face), one length above it.
+    let long = PeriodicBox {
+        origin: [0.0f64; 3],
+        lengths: [1e10, 1.0, 1.0],
+        periodic: [true, false, false],
+    };
+    let mut search = PeriodicSearch::new(1.0, long).unwrap();
+    let error = search
+        .build(&[[0.5, 0.0, 0.0], [5e9, 0.0, 0.0]])
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::CoordinateOutOfRange {
+                index: 0,
+                axis: 0,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+}

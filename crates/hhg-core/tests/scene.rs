@@ -319,3 +319,131 @@ for_both_precisions!(
     bad_input,
     queries_skip_objects_removed_since_the_update
 );
+
+/// A scene's size, the box of each handle (`None` when stale), and what each probe found.
+type Observed<T> = (usize, Vec<Option<Aabb<T>>>, Vec<Vec<Handle>>);
+
+/// What a caller can see of a scene without changing it: its size, the box of every handle
+/// (or that the handle is stale), and what queries around every object and over everything
+/// find.
+fn observe<T: TestReal>(scene: &Scene<T>, handles: &[Handle]) -> Observed<T> {
+    let big = if T::NAME == "f32" { 3e38 } else { 1e308 };
+    let mut probes = vec![Aabb::new([T::from_f64(-big); 3], [T::from_f64(big); 3])];
+    probes.extend(handles.iter().filter_map(|&h| scene.aabb(h).ok()));
+    for x in [0.0, 0.5, 10.0, 10.5] {
+        let at = |v: f64| T::from_f64(v);
+        probes.push(Aabb::new([at(x), at(x), at(x)], [at(x + 0.2); 3]));
+    }
+    let found = probes
+        .iter()
+        .map(|probe| {
+            let mut found = Vec::new();
+            scene.query_aabb(probe, &mut found).unwrap();
+            found
+        })
+        .collect();
+    let boxes = handles.iter().map(|&h| scene.aabb(h).ok()).collect();
+    (scene.len(), boxes, found)
+}
+
+/// A failed update (boxes spanning more than the precision's range, which no hierarchy
+/// can number) leaves the scene as it was: queries, boxes and handles are unchanged, the
+/// offending boxes stay pending so that every later update fails the same way, and once
+/// they are fixed, detection reports the right pairs, and the pairs created and lost since
+/// the last successful detection. Dynamic boxes (under each strategy) and static boxes.
+///
+/// In `f64` only: `f32` boxes always span a finite `f64` range, which the hierarchy numbers.
+#[test]
+fn a_failed_update_changes_nothing() {
+    type T = f64;
+    let big = 1e308;
+    let cube = |x: f64, edge: f64| Aabb::new([(x); 3], [(x + edge), (x + edge), (x + edge)]);
+    let far = |x: f64, y: f64| Aabb::new([(x), (y), (y)], [(x), (y + 1.0), (y + 1.0)]);
+    for strategy in [
+        UpdateStrategy::Auto,
+        UpdateStrategy::Rebuild,
+        UpdateStrategy::Incremental,
+    ] {
+        for statics in [false, true] {
+            let what = format!("{} {strategy:?}, bad statics {statics}", T::NAME);
+            // Levels rather than all pairs, so that boxes moved far cannot be patched in place.
+            let config = BroadPhaseConfig {
+                all_pairs_below: 0,
+                ..BroadPhaseConfig::default()
+            };
+            let mut scene = Scene::<T>::with_config(config, strategy).unwrap();
+            let dynamic = |scene: &mut Scene<T>, aabb| {
+                scene.insert(aabb, Motion::Dynamic, Filter::ALL).unwrap()
+            };
+            let a = dynamic(&mut scene, cube(0.0, 1.0));
+            let b = dynamic(&mut scene, cube(0.5, 1.0));
+            let c = dynamic(&mut scene, cube(10.0, 1.0));
+            let d = dynamic(&mut scene, cube(10.5, 1.0));
+            let wall = scene
+                .insert(cube(10.8, 0.1), Motion::Static, Filter::ALL)
+                .unwrap();
+            let (mut created, mut lost) = (Vec::new(), Vec::new());
+            scene.detect_changes(&mut created, &mut lost).unwrap();
+            assert_eq!(
+                created,
+                vec![[a, b], [c, d], [c, wall], [d, wall]],
+                "{what}"
+            );
+            let mut handles = vec![a, b, c, d, wall];
+            let mut bad = Vec::new();
+            scene.remove(a).unwrap();
+            if statics {
+                for x in [-big, big] {
+                    let h = scene
+                        .insert(far(x, 0.0), Motion::Static, Filter::ALL)
+                        .unwrap();
+                    bad.push(h);
+                }
+            } else {
+                scene.set_aabb(b, far(-big, 0.0)).unwrap();
+                scene.set_aabb(d, far(big, 10.0)).unwrap();
+            }
+            handles.extend(&bad);
+            let before = observe(&scene, &handles);
+            for attempt in 0..3 {
+                let error = match attempt {
+                    0 => scene.detect_changes(&mut created, &mut lost).unwrap_err(),
+                    1 => scene.update().unwrap_err(),
+                    _ => scene.detect(&mut Vec::new()).unwrap_err(),
+                };
+                assert!(
+                    matches!(error, Error::CoordinateOutOfRange { .. }),
+                    "{what}, attempt {attempt}: {error}"
+                );
+                assert!(
+                    observe(&scene, &handles) == before,
+                    "{what}, attempt {attempt}"
+                );
+            }
+            // Fixed: b back near c, d where it was, the bad statics removed.
+            if statics {
+                for h in bad {
+                    scene.remove(h).unwrap();
+                }
+            } else {
+                scene.set_aabb(b, cube(10.2, 0.1)).unwrap();
+                scene.set_aabb(d, cube(10.5, 1.0)).unwrap();
+            }
+            scene.detect_changes(&mut created, &mut lost).unwrap();
+            let mut pairs = Vec::new();
+            scene.detect(&mut pairs).unwrap();
+            pairs.sort_unstable();
+            if statics {
+                assert_eq!(pairs, vec![[c, d], [c, wall], [d, wall]], "{what}");
+                assert!(created.is_empty(), "{what}: {created:?}");
+            } else {
+                assert_eq!(pairs, vec![[b, c], [c, d], [c, wall], [d, wall]], "{what}");
+                assert_eq!(created, vec![[b, c]], "{what}");
+            }
+            assert_eq!(lost, vec![[a, b]], "{what}");
+            let mut found = Vec::new();
+            scene.query_aabb(&cube(10.0, 0.15), &mut found).unwrap();
+            assert_eq!(found, vec![c], "{what}");
+        }
+    }
+}

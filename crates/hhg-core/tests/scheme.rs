@@ -1,6 +1,6 @@
 //! The scheme interface of hhg-core (`CoreScheme`) against the oracle, and its statistics.
 
-use hhg_core::{CoreScheme, FixedRadiusScheme, NeighborLists, SchemeStats};
+use hhg_core::{CoreScheme, Error, FixedRadiusScheme, NeighborLists, SchemeStats};
 use hhg_testkit::{
     SplitMix64, TestReal, check_pairs, for_both_precisions, oracle_pairs, oracle_self, to_real,
     uniform_cube,
@@ -68,12 +68,48 @@ for_both_precisions!(core_scheme_matches_the_oracle);
 #[test]
 fn lists_from_no_pairs() {
     let mut lists = NeighborLists::<f32>::default();
-    lists.assign_from_pairs(0, &[]);
+    lists.assign_from_pairs(0, &[]).unwrap();
     assert_eq!(lists.len(), 0);
-    lists.assign_from_pairs(3, &[]);
+    lists.assign_from_pairs(3, &[]).unwrap();
     assert_eq!(lists.len(), 3);
     assert!(lists.neighbors(2).is_empty());
-    lists.assign_from_pairs(3, &[[0, 2]]);
+    lists.assign_from_pairs(3, &[[0, 2]]).unwrap();
     assert_eq!(lists.neighbors(0), &[2]);
     assert_eq!(lists.neighbors(2), &[0]);
+}
+
+/// A pair with an index not below the point count is refused with an error naming the
+/// first such pair, whether the sort behind the lists takes one table or two passes by group
+/// (600 007 lists), and the lists are left as they were. Before, a small table panicked,
+/// and two passes returned a neighbour index out of range.
+#[test]
+fn lists_from_pairs_refuse_an_index_out_of_range() {
+    let mut lists = NeighborLists::<f32>::default();
+    lists.assign_from_pairs(3, &[[0, 2], [1, 2]]).unwrap();
+    let before = (lists.offsets().to_vec(), lists.indices().to_vec());
+    let cases: [(usize, &[[u32; 2]], usize); 4] = [
+        (3, &[[0, 3]], 0),
+        (3, &[[0, 1], [7, 1], [0, 9]], 1),
+        (600_007, &[[600_010, 0]], 0),
+        (600_007, &[[1, 2], [0, 600_007]], 1),
+    ];
+    for (n, pairs, pair) in cases {
+        let error = lists.assign_from_pairs(n, pairs).unwrap_err();
+        assert_eq!(
+            error,
+            Error::PairIndexOutOfRange {
+                pair,
+                indices: pairs[pair],
+                count: n,
+            }
+        );
+        assert!(
+            error.to_string().contains(&format!("pair {pair}")),
+            "{error}"
+        );
+        assert_eq!((lists.offsets().to_vec(), lists.indices().to_vec()), before);
+    }
+    lists.assign_from_pairs(600_007, &[[600_006, 0]]).unwrap();
+    assert_eq!(lists.neighbors(0), &[600_006]);
+    assert_eq!(lists.neighbors(600_006), &[0]);
 }

@@ -710,7 +710,8 @@ impl<T: Real> GroupScheme<T> {
             return;
         }
         self.pairs_into(parts, pairs);
-        out.assign_from_pairs(self.len_points(), pairs);
+        out.assign_from_pairs(self.len_points(), pairs)
+            .expect("the grid's pairs index its points");
     }
 
     /// How many points the last build held.

@@ -428,7 +428,8 @@ pub(crate) fn lists_from_pairs<T: Real>(
         let grid = hhg_core::Grid::new(T::from_f64(1.0)).expect("radius 1 is valid");
         grid.neighbor_lists(out);
     } else {
-        out.assign_from_pairs(n, pairs);
+        out.assign_from_pairs(n, pairs)
+            .expect("the table's pairs index its points");
     }
 }
 

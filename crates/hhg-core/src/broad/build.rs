@@ -224,6 +224,40 @@ fn survey<T: Real, O: Objects<T> + ?Sized>(objects: &O) -> Survey {
         .reduce(|| Survey::EMPTY, Survey::merge)
 }
 
+/// Everything that can make a build over `objects` fail: too many objects, an invalid
+/// object, or finite objects spanning more than `f64` can hold along an axis. Returns the
+/// survey of the objects when the build will succeed.
+fn validate<T: Real, O: Objects<T> + ?Sized>(objects: &O) -> Result<Survey, Error> {
+    let n = objects.count();
+    check_count(n)?;
+    let survey = survey(objects);
+    if let Some((_, error)) = survey.error.clone() {
+        return Err(error);
+    }
+    let spans = (0..3).map(|a| survey.hi[a] - survey.lo[a]);
+    if survey.finite > 0
+        && let Some(axis) = spans.clone().position(|span| !span.is_finite())
+    {
+        let index = (0..n)
+            .find(|&i| objects.is_finite(i) && objects.extent(i).1[axis] == survey.hi[axis])
+            .unwrap_or(0);
+        return Err(Error::CoordinateOutOfRange {
+            index,
+            axis,
+            value: survey.hi[axis],
+            cells: f64::INFINITY,
+            limit: crate::geometry::MAX_SPAN_CELLS,
+        });
+    }
+    Ok(survey)
+}
+
+/// Checks that [`BroadPhase::build`] would accept `boxes`, without building: the error it
+/// would return, if any.
+pub(crate) fn check_boxes<T: Real>(boxes: &[Aabb<T>]) -> Result<(), Error> {
+    validate(boxes).map(drop)
+}
+
 /// The level exponent of a finite object of size `size` on the ladder of cell edges
 /// `ladder[k] = c0 * f^k`: the smallest `k` with `ladder[k] >= size * (1 + CELL_MARGIN)`
 /// (`ladder.len()` when the ladder ends below it).
@@ -250,12 +284,17 @@ fn fill_ladder(ladder: &mut Vec<f64>, base_cell: f64, factor: f64, largest: f64)
 
 impl<T: Real> BroadPhase<T> {
     /// Builds the hierarchy over `boxes` (every box in every group, colliding with all).
+    ///
+    /// Fails on an invalid box ([`Error::InvalidBox`], [`Error::NonFiniteCoordinate`]), too
+    /// many boxes, or finite boxes spanning more than `f64` holds along an axis
+    /// ([`Error::CoordinateOutOfRange`]); the hierarchy is then left as it was.
     pub fn build(&mut self, boxes: &[Aabb<T>]) -> Result<(), Error> {
         self.kind = Kind::Boxes;
         self.build_inner(boxes, None)
     }
 
-    /// Builds the hierarchy over `boxes` with one [`Filter`] per box.
+    /// Builds the hierarchy over `boxes` with one [`Filter`] per box. Fails (changing nothing)
+    /// as [`BroadPhase::build`] does, and on a filter count other than the box count.
     pub fn build_filtered(&mut self, boxes: &[Aabb<T>], filters: &[Filter]) -> Result<(), Error> {
         if filters.len() != boxes.len() {
             return Err(Error::LengthMismatch {
@@ -273,36 +312,19 @@ impl<T: Real> BroadPhase<T> {
         self.base_cell
     }
 
-    /// Builds the hierarchy over `objects` of the current kind.
+    /// Builds the hierarchy over `objects` of the current kind. Every error is found by
+    /// [`validate`] before anything is written, so a failed build leaves the hierarchy as it
+    /// was.
     pub(crate) fn build_inner<O: Objects<T> + ?Sized>(
         &mut self,
         objects: &O,
         filters: Option<&[Filter]>,
     ) -> Result<(), Error> {
         let n = objects.count();
-        check_count(n)?;
-        let survey = survey(objects);
-        if let Some((_, error)) = survey.error.clone() {
-            return Err(error);
-        }
+        let survey = validate(objects)?;
         let extent = (0..3)
             .map(|a| survey.hi[a] - survey.lo[a])
             .fold(0.0f64, f64::max);
-        if survey.finite > 0 && !extent.is_finite() {
-            let axis = (0..3)
-                .find(|&a| !(survey.hi[a] - survey.lo[a]).is_finite())
-                .unwrap_or(0);
-            let index = (0..n)
-                .find(|&i| objects.is_finite(i) && objects.extent(i).1[axis] == survey.hi[axis])
-                .unwrap_or(0);
-            return Err(Error::CoordinateOutOfRange {
-                index,
-                axis,
-                value: survey.hi[axis],
-                cells: f64::INFINITY,
-                limit: crate::geometry::MAX_SPAN_CELLS,
-            });
-        }
         self.len = n;
         self.filtered = filters.is_some();
         self.huge.clear();
@@ -323,7 +345,10 @@ impl<T: Real> BroadPhase<T> {
 
         let factor = self.config.hierarchy_factor;
         let huge_edge = self.config.huge_fraction * extent;
-        let floor = extent * (-BASE_SPAN_BITS as f64).exp2();
+        // The floor is normal, so that every level's `1 / cell` is finite and its span in
+        // cells at most about `2^BASE_SPAN_BITS`: no level can fail to build after the checks
+        // of `validate` (an extent below `2^-996` would otherwise give a subnormal or zero floor).
+        let floor = (extent * (-BASE_SPAN_BITS as f64).exp2()).max(f64::MIN_POSITIVE);
         let mut base_cell = if survey.smallest_edge.is_finite() {
             survey.smallest_edge * factor.sqrt()
         } else {

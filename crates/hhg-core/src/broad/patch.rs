@@ -44,52 +44,59 @@ impl<T: Real> BroadPhase<T> {
     }
 
     /// Rewrites the box stored at `location` to `aabb` when that keeps every invariant of the
-    /// build: same level (the level's cell still covers the box), the minimum corner inside
-    /// the level's occupied span and in the same bucket. Returns false (and changes nothing)
-    /// otherwise. `aabb` must be valid (see `check_box`).
+    /// build (see [`BroadPhase::patchable`]). Returns false (and changes nothing) otherwise.
+    /// `aabb` must be valid (see `check_box`).
     pub(crate) fn patch(&mut self, location: Location, aabb: &Aabb<T>) -> bool {
+        if !self.patchable(location, aabb) {
+            return false;
+        }
         match location {
             Location::Flat { index } => {
                 write_box(&mut self.flat_min, &mut self.flat_max, index as usize, aabb);
-                true
             }
-            Location::Huge { index } => {
-                // A huge box is tested against everything, whatever its size now.
-                self.huge_boxes[index as usize] = *aabb;
-                true
-            }
+            Location::Huge { index } => self.huge_boxes[index as usize] = *aabb,
             Location::Level { level, pos } => {
-                let finite = aabb
-                    .min
-                    .iter()
-                    .chain(aabb.max.iter())
-                    .all(|v| v.is_finite());
-                if !finite {
-                    return false;
-                }
-                let size = aabb.longest_edge();
-                let exponent = exponent_of(size, &self.ladder);
                 let level = &mut self.levels[level as usize];
-                if exponent != level.exponent || size * (1.0 + CELL_MARGIN) > level.table.cell {
-                    return false;
-                }
-                let table = &level.table;
-                let mut cell = [0i32; 3];
-                for axis in 0..3 {
-                    let scaled = (aabb.min[axis].to_f64() - table.origin[axis]) * table.inv_cell;
-                    if !(scaled >= 0.0 && scaled < f64::from(table.span[axis])) {
-                        return false;
-                    }
-                    cell[axis] = scaled.floor() as i32;
-                }
-                let old = table.bucket(table.coords(level.min.point(pos as usize)));
-                if table.bucket(cell) != old {
-                    return false;
-                }
                 write_box(&mut level.min, &mut level.max, pos as usize, aabb);
-                true
             }
         }
+        true
+    }
+
+    /// Tells whether [`BroadPhase::patch`] would rewrite the box stored at `location` to
+    /// `aabb` in place: always for an all-pairs build and a huge box (which is tested against
+    /// everything, whatever its size now); for a box of a level, when it keeps the level (the
+    /// level's cell still covers it), and its minimum corner stays inside the level's occupied
+    /// span and in the same bucket.
+    pub(crate) fn patchable(&self, location: Location, aabb: &Aabb<T>) -> bool {
+        let Location::Level { level, pos } = location else {
+            return true;
+        };
+        let finite = aabb
+            .min
+            .iter()
+            .chain(aabb.max.iter())
+            .all(|v| v.is_finite());
+        if !finite {
+            return false;
+        }
+        let size = aabb.longest_edge();
+        let exponent = exponent_of(size, &self.ladder);
+        let level = &self.levels[level as usize];
+        if exponent != level.exponent || size * (1.0 + CELL_MARGIN) > level.table.cell {
+            return false;
+        }
+        let table = &level.table;
+        let mut cell = [0i32; 3];
+        for axis in 0..3 {
+            let scaled = (aabb.min[axis].to_f64() - table.origin[axis]) * table.inv_cell;
+            if !(scaled >= 0.0 && scaled < f64::from(table.span[axis])) {
+                return false;
+            }
+            cell[axis] = scaled.floor() as i32;
+        }
+        let old = table.bucket(table.coords(level.min.point(pos as usize)));
+        table.bucket(cell) == old
     }
 
     /// Takes the box at `location` out: its entry becomes NaN and overlaps nothing.

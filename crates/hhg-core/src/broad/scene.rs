@@ -7,12 +7,13 @@ use rayon::prelude::*;
 use crate::error::Error;
 use crate::real::Real;
 
-use super::build::check_box;
+use super::build::{check_box, check_boxes};
 use super::patch::Location;
 use super::{Aabb, BroadPhase, BroadPhaseConfig, Filter};
 
 /// A stable name for an object of a [`Scene`]: valid from `insert` until `remove`, never
-/// reused for another object (a reused slot gets a new generation).
+/// reused for another object (a reused slot gets a new generation, and a slot whose
+/// generations are used up is never reused).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Handle {
     slot: u32,
@@ -20,7 +21,8 @@ pub struct Handle {
 }
 
 impl Handle {
-    /// The slot: a small integer, dense over live objects plus freed slots (for side arrays).
+    /// The slot: a small integer, dense over live objects plus freed and retired slots (for
+    /// side arrays).
     pub fn slot(self) -> u32 {
         self.slot
     }
@@ -126,6 +128,9 @@ pub struct Scene<T: Real> {
     strategy: UpdateStrategy,
     slots: Vec<Slot<T>>,
     free: Vec<u32>,
+    /// Slots whose generations are used up (removed at generation `u32::MAX`): neither live
+    /// nor free.
+    retired: usize,
     dynamic: usize,
     /// Slots changed since the last update.
     dirty: Vec<u32>,
@@ -136,16 +141,22 @@ pub struct Scene<T: Real> {
     /// whose generation moved on holds another object (or none) since.
     static_generations: Vec<u32>,
     dynamic_broad: BroadPhase<T>,
-    /// The side list's own hierarchy, rebuilt each detection, for its pairs among itself.
+    /// The side list's own hierarchy, rebuilt by the update whenever the side list changed,
+    /// for its pairs among itself.
     moved_broad: BroadPhase<T>,
     built: bool,
     /// Built index -> slot (`DEAD` once removed or moved out).
     built_slots: Vec<u32>,
+    /// The slots of a structure being built, swapped in once the build succeeded.
+    staged_slots: Vec<u32>,
     locations: Vec<Location>,
     located: bool,
     dead: usize,
     /// The side list: slots of dynamic objects not in the built hierarchy.
     moved: Vec<u32>,
+    /// Whether `moved_broad` holds the side list as it is (it is built by the update, before
+    /// the update changes anything, so that a failed build leaves the scene as it was).
+    side_built: bool,
     current: Vec<[Handle; 2]>,
     previous: Vec<[Handle; 2]>,
     boxes: Vec<Aabb<T>>,
@@ -175,6 +186,7 @@ impl<T: Real> Scene<T> {
             strategy,
             slots: Vec::new(),
             free: Vec::new(),
+            retired: 0,
             dynamic: 0,
             dirty: Vec::new(),
             statics_changed: false,
@@ -185,10 +197,12 @@ impl<T: Real> Scene<T> {
             moved_broad: BroadPhase::with_config(config)?,
             built: false,
             built_slots: Vec::new(),
+            staged_slots: Vec::new(),
             locations: Vec::new(),
             located: false,
             dead: 0,
             moved: Vec::new(),
+            side_built: true,
             current: Vec::new(),
             previous: Vec::new(),
             boxes: Vec::new(),
@@ -209,7 +223,7 @@ impl<T: Real> Scene<T> {
 
     /// How many objects the scene holds.
     pub fn len(&self) -> usize {
-        self.slots.len() - self.free.len()
+        self.slots.len() - self.free.len() - self.retired
     }
 
     /// Tells whether the scene holds no object.
@@ -225,6 +239,7 @@ impl<T: Real> Scene<T> {
                 + self.static_slots.capacity()
                 + self.static_generations.capacity()
                 + self.built_slots.capacity()
+                + self.staged_slots.capacity()
                 + self.moved.capacity())
             + self.locations.capacity() * size_of::<Location>()
             + (self.current.capacity() + self.previous.capacity()) * size_of::<[Handle; 2]>()
@@ -296,7 +311,9 @@ impl<T: Real> Scene<T> {
         Ok(Handle { slot, generation })
     }
 
-    /// Removes an object; O(1). Its handle becomes stale.
+    /// Removes an object; O(1). Its handle becomes stale. A slot's generation is never
+    /// reused: a slot removed at generation `u32::MAX` is retired (after 2^32 objects in one
+    /// slot) and never holds another object.
     pub fn remove(&mut self, handle: Handle) -> Result<(), Error> {
         let place = self.slot(handle)?.place;
         match place {
@@ -310,6 +327,7 @@ impl<T: Real> Scene<T> {
             }
             Place::Moved(k) => {
                 self.take_from_side_list(k);
+                self.side_built = false;
                 self.dynamic -= 1;
             }
             Place::Pending => self.dynamic -= 1,
@@ -317,8 +335,15 @@ impl<T: Real> Scene<T> {
         }
         let s = &mut self.slots[handle.slot as usize];
         s.place = Place::Free;
-        s.generation = s.generation.wrapping_add(1);
-        self.free.push(handle.slot);
+        match s.generation.checked_add(1) {
+            Some(generation) => {
+                s.generation = generation;
+                self.free.push(handle.slot);
+            }
+            // Its generations are used up: the slot is retired, never to be reused, so that
+            // no handle of it can ever name another object.
+            None => self.retired += 1,
+        }
         Ok(())
     }
 
@@ -358,106 +383,199 @@ impl<T: Real> Scene<T> {
     /// Brings the structures up to date with the inserts, removals and box changes since the
     /// last update: statics are rebuilt only if they changed; dynamic objects are patched in
     /// place or rebuilt according to the strategy.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::CoordinateOutOfRange`] when the boxes of a structure to rebuild (the dynamic
+    /// hierarchy, the statics, or the side list of dynamic objects waiting outside the
+    /// hierarchy) span more than `f64` holds along an axis: finite bounds near `-f64::MAX`
+    /// and `f64::MAX` together (`f32` boxes always fit). The update is then undone: the scene is exactly as before the
+    /// call (queries see the structures of the last successful update) and the inserts,
+    /// removals and changes since that update are still pending, so every later update fails
+    /// the same way until the offending boxes are changed or removed.
     pub fn update(&mut self) -> Result<UpdateReport, Error> {
+        // Everything that can fail comes first and writes only scratch buffers and the
+        // hierarchies, whose failed builds change nothing.
         let mut report = UpdateReport::default();
         if self.statics_changed {
-            self.rebuild_statics()?;
-            report.statics_rebuilt = true;
+            // Checked now, built last: the static build can no longer fail then.
+            self.collect_statics();
+            check_boxes(&self.boxes)?;
         }
         let changed = self.dirty.len();
-        if self.built && changed == 0 {
-            report.moved = self.moved.len();
-            return Ok(report);
-        }
-        let rebuild_now = !self.built
-            || match self.strategy {
+        let rebuild = if !self.built {
+            true
+        } else if changed == 0 {
+            false
+        } else {
+            match self.strategy {
                 UpdateStrategy::Rebuild => true,
-                UpdateStrategy::Auto => changed as f64 > AUTO_REBUILD_CHANGED * self.dynamic as f64,
-                UpdateStrategy::Incremental => false,
-            };
-        if !rebuild_now {
-            self.ensure_located();
-            for k in 0..self.dirty.len() {
-                let slot = self.dirty[k];
-                let s = self.slots[slot as usize];
-                self.slots[slot as usize].dirty = false;
-                match s.place {
-                    Place::Built(b) => {
-                        let location = self.locations[b as usize];
-                        if self.dynamic_broad.patch(location, &s.aabb) {
-                            report.patched += 1;
-                        } else {
-                            self.dynamic_broad.kill(location);
-                            self.built_slots[b as usize] = DEAD;
-                            self.dead += 1;
-                            self.slots[slot as usize].place = Place::Moved(self.moved.len() as u32);
-                            self.moved.push(slot);
+                UpdateStrategy::Auto
+                    if changed as f64 > AUTO_REBUILD_CHANGED * self.dynamic as f64 =>
+                {
+                    true
+                }
+                _ => {
+                    // The side list's growth if the changed objects were patched: those that
+                    // cannot be (and leave a dead entry behind) and those just inserted.
+                    self.ensure_located();
+                    let (mut joining, mut killed) = (0, 0);
+                    for &slot in &self.dirty {
+                        let s = &self.slots[slot as usize];
+                        match s.place {
+                            Place::Built(b) => {
+                                let location = self.locations[b as usize];
+                                if !self.dynamic_broad.patchable(location, &s.aabb) {
+                                    joining += 1;
+                                    killed += 1;
+                                }
+                            }
+                            Place::Pending => joining += 1,
+                            Place::Moved(_) | Place::Free | Place::Static => {}
                         }
                     }
-                    Place::Pending => {
-                        self.slots[slot as usize].place = Place::Moved(self.moved.len() as u32);
-                        self.moved.push(slot);
-                    }
-                    Place::Moved(_) | Place::Free | Place::Static => {}
+                    let limit = match self.strategy {
+                        UpdateStrategy::Incremental => INCREMENTAL_REBUILD_MOVED,
+                        _ => AUTO_REBUILD_MOVED,
+                    };
+                    let waste = (self.moved.len() + joining + self.dead + killed) as f64;
+                    waste > limit * self.dynamic.max(1) as f64 && waste > 64.0
                 }
             }
-            self.dirty.clear();
-            let limit = match self.strategy {
-                UpdateStrategy::Incremental => INCREMENTAL_REBUILD_MOVED,
-                _ => AUTO_REBUILD_MOVED,
-            };
-            let waste = (self.moved.len() + self.dead) as f64;
-            if waste > limit * self.dynamic.max(1) as f64 && waste > 64.0 {
-                self.rebuild_dynamic()?;
-                report.rebuilt = true;
-            }
-        } else {
+        };
+        if rebuild {
             self.rebuild_dynamic()?;
             report.rebuilt = true;
+        } else {
+            if changed > 0 || !self.side_built {
+                self.build_side_list()?;
+            }
+            report.patched = self.patch_dirty();
+            self.side_built = true;
+        }
+        if self.statics_changed {
+            self.collect_statics();
+            self.static_broad
+                .build_filtered(&self.boxes, &self.filters)
+                .expect("the static boxes were checked above");
+            std::mem::swap(&mut self.static_slots, &mut self.staged_slots);
+            self.static_generations.clear();
+            self.static_generations.extend(
+                self.static_slots
+                    .iter()
+                    .map(|&slot| self.slots[slot as usize].generation),
+            );
+            self.statics_changed = false;
+            report.statics_rebuilt = true;
         }
         report.moved = self.moved.len();
         Ok(report)
     }
 
-    fn rebuild_statics(&mut self) -> Result<(), Error> {
-        self.static_slots.clear();
-        self.static_generations.clear();
+    /// The static objects' slots into `staged_slots`, their boxes and filters into `boxes`
+    /// and `filters`.
+    fn collect_statics(&mut self) {
+        self.staged_slots.clear();
         self.boxes.clear();
         self.filters.clear();
         for (k, s) in self.slots.iter().enumerate() {
             if s.place == Place::Static {
-                self.static_slots.push(k as u32);
-                self.static_generations.push(s.generation);
+                self.staged_slots.push(k as u32);
                 self.boxes.push(s.aabb);
                 self.filters.push(s.filter);
             }
         }
-        self.static_broad
-            .build_filtered(&self.boxes, &self.filters)?;
-        self.statics_changed = false;
-        Ok(())
     }
 
-    fn rebuild_dynamic(&mut self) -> Result<(), Error> {
-        self.built_slots.clear();
+    /// Builds the side list's own hierarchy over the side list as [`Scene::patch_dirty`] will
+    /// leave it: the objects on it now, then the changed objects that cannot be patched and
+    /// those just inserted, in the order of `dirty`. Needs the locations.
+    fn build_side_list(&mut self) -> Result<(), Error> {
         self.boxes.clear();
         self.filters.clear();
-        for (k, s) in self.slots.iter_mut().enumerate() {
-            s.dirty = false;
-            if matches!(s.place, Place::Built(_) | Place::Moved(_) | Place::Pending) {
-                s.place = Place::Built(self.built_slots.len() as u32);
-                self.built_slots.push(k as u32);
+        for &slot in &self.moved {
+            self.boxes.push(self.slots[slot as usize].aabb);
+            self.filters.push(self.slots[slot as usize].filter);
+        }
+        for &slot in &self.dirty {
+            let s = &self.slots[slot as usize];
+            let joins = match s.place {
+                Place::Built(b) => !self
+                    .dynamic_broad
+                    .patchable(self.locations[b as usize], &s.aabb),
+                Place::Pending => true,
+                Place::Moved(_) | Place::Free | Place::Static => false,
+            };
+            if joins {
                 self.boxes.push(s.aabb);
                 self.filters.push(s.filter);
             }
         }
+        if self.boxes.is_empty() {
+            return Ok(());
+        }
+        self.moved_broad.build_filtered(&self.boxes, &self.filters)
+    }
+
+    /// Patches the changed objects in place, moving those that cannot be (and those just
+    /// inserted) to the side list; returns how many were patched. Needs the locations.
+    fn patch_dirty(&mut self) -> usize {
+        let mut patched = 0;
+        for k in 0..self.dirty.len() {
+            let slot = self.dirty[k];
+            let s = self.slots[slot as usize];
+            self.slots[slot as usize].dirty = false;
+            match s.place {
+                Place::Built(b) => {
+                    let location = self.locations[b as usize];
+                    if self.dynamic_broad.patch(location, &s.aabb) {
+                        patched += 1;
+                    } else {
+                        self.dynamic_broad.kill(location);
+                        self.built_slots[b as usize] = DEAD;
+                        self.dead += 1;
+                        self.slots[slot as usize].place = Place::Moved(self.moved.len() as u32);
+                        self.moved.push(slot);
+                    }
+                }
+                Place::Pending => {
+                    self.slots[slot as usize].place = Place::Moved(self.moved.len() as u32);
+                    self.moved.push(slot);
+                }
+                Place::Moved(_) | Place::Free | Place::Static => {}
+            }
+        }
+        self.dirty.clear();
+        patched
+    }
+
+    /// Rebuilds the dynamic hierarchy over every dynamic object; on failure nothing changes.
+    fn rebuild_dynamic(&mut self) -> Result<(), Error> {
+        self.staged_slots.clear();
+        self.boxes.clear();
+        self.filters.clear();
+        for (k, s) in self.slots.iter().enumerate() {
+            if matches!(s.place, Place::Built(_) | Place::Moved(_) | Place::Pending) {
+                self.staged_slots.push(k as u32);
+                self.boxes.push(s.aabb);
+                self.filters.push(s.filter);
+            }
+        }
+        self.dynamic_broad
+            .build_filtered(&self.boxes, &self.filters)?;
+        for (b, &slot) in self.staged_slots.iter().enumerate() {
+            self.slots[slot as usize].place = Place::Built(b as u32);
+        }
+        for &slot in &self.dirty {
+            self.slots[slot as usize].dirty = false;
+        }
+        std::mem::swap(&mut self.built_slots, &mut self.staged_slots);
         self.dirty.clear();
         self.moved.clear();
         self.dead = 0;
         self.located = false;
-        self.dynamic_broad
-            .build_filtered(&self.boxes, &self.filters)?;
         self.built = true;
+        self.side_built = true;
         Ok(())
     }
 
@@ -476,6 +594,9 @@ impl<T: Real> Scene<T> {
     /// Updates (see [`Scene::update`]) and reports every overlapping pair of a dynamic object
     /// with a dynamic or static one, each once, the smaller slot first, into `out` (cleared
     /// first), in an order that does not depend on the thread count.
+    ///
+    /// Fails as [`Scene::update`] does, and then changes nothing (neither the scene nor
+    /// `out`).
     pub fn detect(&mut self, out: &mut Vec<[Handle; 2]>) -> Result<UpdateReport, Error> {
         let report = self.update()?;
         out.clear();
@@ -486,14 +607,7 @@ impl<T: Real> Scene<T> {
         }));
         // The side list against itself (through its own small hierarchy)...
         if !self.moved.is_empty() {
-            self.boxes.clear();
-            self.filters.clear();
-            for &slot in &self.moved {
-                self.boxes.push(self.slots[slot as usize].aabb);
-                self.filters.push(self.slots[slot as usize].filter);
-            }
-            self.moved_broad
-                .build_filtered(&self.boxes, &self.filters)?;
+            // Built by the update (before it changed anything).
             self.moved_broad.pairs(&mut self.index_pairs);
             out.extend(
                 self.index_pairs
@@ -557,13 +671,22 @@ impl<T: Real> Scene<T> {
     /// Updates and detects (see [`Scene::detect`]), then reports the pairs that overlap now
     /// but did not at the previous call (`created`) and those that did then but do not now
     /// (`lost`, including pairs of removed objects), each sorted ascending.
+    ///
+    /// Fails as [`Scene::update`] does, and then changes nothing: the next successful call
+    /// reports the changes since the last successful one.
     pub fn detect_changes(
         &mut self,
         created: &mut Vec<[Handle; 2]>,
         lost: &mut Vec<[Handle; 2]>,
     ) -> Result<UpdateReport, Error> {
         let mut current = std::mem::take(&mut self.current);
-        let report = self.detect(&mut current)?;
+        let report = match self.detect(&mut current) {
+            Ok(report) => report,
+            Err(error) => {
+                self.current = current;
+                return Err(error);
+            }
+        };
         current.par_sort_unstable();
         created.clear();
         lost.clear();
@@ -624,5 +747,50 @@ impl<T: Real> Scene<T> {
         });
         out.sort_unstable();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    impl<T: Real> Scene<T> {
+        /// Sets the generation of a slot, to reach the end of the generations without 2^32
+        /// removals.
+        fn set_generation(&mut self, slot: u32, generation: u32) {
+            self.slots[slot as usize].generation = generation;
+        }
+    }
+
+    /// A slot whose generation would wrap is retired rather than reused: a handle issued at
+    /// generation 0 never names the object of a later generation 0, and the scene's size
+    /// does not count the retired slot.
+    #[test]
+    fn a_slot_is_retired_before_its_generation_wraps() {
+        let unit = Aabb::new([0.0f64; 3], [1.0; 3]);
+        let mut scene = Scene::<f64>::new();
+        let first = scene.insert(unit, Motion::Dynamic, Filter::ALL).unwrap();
+        scene.remove(first).unwrap();
+        scene.set_generation(first.slot(), u32::MAX - 1);
+        let mut last = None;
+        for generation in [u32::MAX - 1, u32::MAX] {
+            let h = scene.insert(unit, Motion::Static, Filter::ALL).unwrap();
+            assert_eq!((h.slot(), h.generation()), (first.slot(), generation));
+            scene.update().unwrap();
+            scene.remove(h).unwrap();
+            last = Some(h);
+        }
+        assert!(scene.is_empty());
+        let other = scene.insert(unit, Motion::Dynamic, Filter::ALL).unwrap();
+        assert_ne!(other.slot(), first.slot(), "the retired slot was reused");
+        assert_eq!(scene.len(), 1);
+        for stale in [first, last.unwrap()] {
+            assert!(matches!(scene.aabb(stale), Err(Error::StaleHandle { .. })));
+            assert!(scene.remove(stale).is_err());
+        }
+        let mut found = Vec::new();
+        scene.detect(&mut Vec::new()).unwrap();
+        scene.query_aabb(&unit, &mut found).unwrap();
+        assert_eq!(found, vec![other]);
     }
 }
