@@ -15,6 +15,18 @@ use crate::real::{LANES, Real};
 /// of the distance test itself, so a pair within `r` is never more than one cell apart.
 pub const CELL_MARGIN: f64 = 1e-5;
 
+/// Where the cell lattice starts, as a fraction of the cell edge: the cells' corners lie at
+/// `(k + LATTICE_SHIFT) * cell` for whole `k`.
+///
+/// Solvers lay particles out on lattices of spacing `r / k` (k = 1 to 4), at the multiples
+/// of the spacing or at their midpoints, and their walls stay there. On a lattice that began
+/// at 0 those particles sat on the cell borders, each on either side by its rounding or
+/// jitter: 1M points on a lattice of spacing r / 2 jittered by 0.025 r took 43.7 ms in
+/// exact cell order against 36.3 ms with the borders off the particles, and moved by up to
+/// 0.1 r they changed cells far more often. 1/16 of an edge keeps the borders at least that
+/// far from every such lattice.
+pub const LATTICE_SHIFT: f64 = 1.0 / 16.0;
+
 /// The largest span, in cells, the points may cover along one axis (Schornbaum §3.2).
 pub const MAX_SPAN_CELLS: f64 = (1u64 << 30) as f64;
 
@@ -300,8 +312,9 @@ pub struct CellTable {
     pub dense: bool,
 }
 
-/// The largest multiple of `cell` at or below `min`, or `min` itself where that multiple
-/// is not representable closely enough (a cell edge tiny beside the coordinate).
+/// The highest corner of the lattice `(k + LATTICE_SHIFT) * cell` at or below `min`, or `min`
+/// itself where that corner is not representable closely enough (a cell edge tiny beside the
+/// coordinate).
 ///
 /// Cells on one lattice fixed in space, rather than one that starts at the points' minimum,
 /// stay the same cells when the points move a little: a bounding box that grows or shrinks
@@ -310,7 +323,8 @@ pub struct CellTable {
 /// its old cells (1M uniform points moved by up to 0.1 r: 5.4 points per batch instead of
 /// 9.3, the list pass 1.5 times as long as in exact cell order).
 fn lattice_corner(min: f64, cell: f64, inv_cell: f64) -> f64 {
-    let mut corner = (min * inv_cell).floor() * cell;
+    let shift = LATTICE_SHIFT * cell;
+    let mut corner = ((min - shift) * inv_cell).floor() * cell + shift;
     // Rounding may land one cell too high.
     if corner > min {
         corner -= cell;
@@ -567,7 +581,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_lattice_corner_is_the_multiple_of_the_edge_at_or_below_the_minimum() {
+    fn the_lattice_corner_is_the_shifted_multiple_of_the_edge_at_or_below_the_minimum() {
         for (min, cell) in [
             (0.05, 1.01),
             (-0.05, 1.01),
@@ -578,7 +592,7 @@ mod tests {
             let corner = lattice_corner(min, cell, 1.0 / cell);
             assert!(corner <= min, "{corner} above {min}");
             assert!(min - corner < cell, "{corner} more than a cell below {min}");
-            let multiple = corner / cell;
+            let multiple = corner / cell - LATTICE_SHIFT;
             assert!(
                 (multiple - multiple.round()).abs() < 1e-6,
                 "{corner} / {cell}"
@@ -610,5 +624,25 @@ mod tests {
         assert_eq!(before.origin, after.origin);
         let p = [3.3, 7.7, 11.1];
         assert_eq!(before.coords(p), after.coords(p));
+    }
+
+    #[test]
+    fn lattices_of_spacing_r_over_k_keep_off_the_cell_borders() {
+        let cell = 1.0 + CELL_MARGIN;
+        let corner = lattice_corner(-0.01, cell, 1.0 / cell);
+        for k in 1..=4 {
+            let spacing = 1.0 / f64::from(k);
+            for start in [0.0, spacing / 2.0] {
+                for i in 0..40 {
+                    let site = start + f64::from(i) * spacing;
+                    let into_cell = (site - corner) / cell;
+                    let to_border = (into_cell - into_cell.round()).abs();
+                    assert!(
+                        to_border > 0.06,
+                        "k {k}, site {site}: {to_border} of an edge"
+                    );
+                }
+            }
+        }
     }
 }

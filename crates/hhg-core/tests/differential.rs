@@ -4,8 +4,8 @@ use std::sync::Mutex;
 
 use hhg_core::reorder::{apply_order, apply_order_with, gather_into};
 use hhg_core::{
-    CELL_MARGIN, CellTable, Error, Grid, Kernel, NeighborLists, PairList, PointColumns, Points,
-    Real, RunTimeDispatch,
+    CELL_MARGIN, CellTable, Error, Grid, Kernel, LATTICE_SHIFT, NeighborLists, PairList,
+    PointColumns, Points, Real, RunTimeDispatch,
 };
 use hhg_testkit::{
     Csr, Scene, SplitMix64, THREAD_COUNTS, TestReal, assert_same_seq, build_grid,
@@ -694,8 +694,8 @@ fn lattice_with_shells_at_r<T: TestReal>() {
     );
 }
 
-/// Points placed exactly where cells start (multiples of the cell edge from the box's
-/// minimum), and the same points moved by exactly r along x.
+/// Points placed exactly where cells start (`(k + LATTICE_SHIFT) * edge`), and the same
+/// points moved by exactly r along x.
 fn points_on_cell_borders<T: TestReal>() {
     let r: f64 = 0.25;
     let cell = r * (1.0 + CELL_MARGIN);
@@ -703,13 +703,14 @@ fn points_on_cell_borders<T: TestReal>() {
     let mut points = Vec::new();
     for _ in 0..1500 {
         let k: [f64; 3] = std::array::from_fn(|_| rng.below(12) as f64);
-        let p = [k[0] * cell, k[1] * cell, rng.range(0.0, 12.0 * cell)];
+        let border = |k: f64| (k + LATTICE_SHIFT) * cell;
+        let p = [border(k[0]), border(k[1]), rng.range(0.0, 12.0 * cell)];
         points.push(p);
         if rng.below(3) == 0 {
             points.push([p[0] + r, p[1], p[2]]);
         }
     }
-    // Pin the box's minimum at the origin.
+    // Pin the box's minimum near the origin.
     points.push([0.0; 3]);
     shuffle(&mut rng, &mut points);
     check_scene(41, &Scene::<T>::new("points on cell borders", &points, r));

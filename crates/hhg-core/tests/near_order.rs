@@ -3,7 +3,8 @@
 
 use hhg_core::reorder::apply_order;
 use hhg_core::{
-    Grid, Kernel, ListOrder, ListPass, NeighborLists, NeighborSearch, Real, RunTimeDispatch,
+    Grid, Kernel, LATTICE_SHIFT, ListOrder, ListPass, NeighborLists, NeighborSearch, Real,
+    RunTimeDispatch,
 };
 use hhg_testkit::{
     Csr, Scene, SplitMix64, THREAD_COUNTS, TestReal, check_list_distances, check_lists,
@@ -295,9 +296,11 @@ fn clusters_nearly_in_order<T: TestReal>() {
     check_variants::<T>("Gaussian clusters", 7, &points, 1.0, false);
 }
 
-/// A lattice with spacing r: pairs at exactly r along the axes, points on cell borders.
+/// A lattice with spacing r: pairs at exactly r along the axes, points on cell borders (the
+/// cells' corners lie at `(k + 1/16) * edge`).
 fn lattice_nearly_in_order<T: TestReal>() {
-    let points = lattice([13, 12, 11], 0.5, [-3.0, 2.0, -1.5]);
+    let on_borders = 0.5 * LATTICE_SHIFT;
+    let points = lattice([13, 12, 11], 0.5, [-3.0, 2.0, -1.5].map(|c| c + on_borders));
     check_variants::<T>("lattice with spacing r", 9, &points, 0.5, true);
 }
 

@@ -21,17 +21,17 @@ fn batches_of_enough_points_pack_their_candidates() {
     let dense: Vec<[f32; 3]> = (0..20_000)
         .map(|_| std::array::from_fn(|_| rng.range(0.0, 10.0) as f32))
         .collect();
-    // One point in every third cell along each axis (in reverse cell order): a bucket's
-    // batch, or a run of up to RUN_WIDTH buckets of a row, holds at most 3 points, fewer
-    // than PACK_MIN.
+    // One point in every third cell of a layer (in reverse cell order), few enough for a
+    // dense table (no two cells share a bucket): a bucket's batch, or a run of up to
+    // RUN_WIDTH buckets of a row, holds at most 3 points, fewer than PACK_MIN.
     const { assert!(RUN_WIDTH <= 9 && PACK_MIN > 3) };
-    let sparse: Vec<[f32; 3]> = (0..200)
+    let sparse: Vec<[f32; 3]> = (0..100)
         .rev()
         .map(|k| {
             [
-                (k % 10) as f32 * 3.0,
-                (k / 10 % 10) as f32 * 3.0,
-                (k / 100) as f32 * 3.0,
+                (k % 10) as f32 * 3.0 + 0.5,
+                (k / 10) as f32 * 3.0 + 0.5,
+                0.5,
             ]
         })
         .collect();

@@ -28,11 +28,12 @@ pub fn scenes<T: TestReal>(seed: u64) -> Vec<Scene<T>> {
     let mut points = lattice([11, 10, 9], 1.0, [-3.0, 2.0, 5.0]);
     shuffle(&mut rng, &mut points);
     out.push(Scene::new("lattice at exactly r", &points, 1.0));
-    // Points on and one ulp around the cell borders of a grid anchored at the origin.
+    // Points on and one ulp around the cell borders (`(k + LATTICE_SHIFT) * edge`).
     let cell = 0.75 * (1.0 + hhg_core::CELL_MARGIN);
     let mut points = vec![[0.0; 3]];
     for _ in 0..600 {
-        let mut p: [f64; 3] = std::array::from_fn(|_| rng.below(8) as f64 * cell);
+        let mut p: [f64; 3] =
+            std::array::from_fn(|_| (rng.below(8) as f64 + hhg_core::LATTICE_SHIFT) * cell);
         let axis = rng.below(3);
         p[axis] = match rng.below(3) {
             0 => p[axis].next_up(),

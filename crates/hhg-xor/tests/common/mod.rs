@@ -31,7 +31,8 @@ pub fn point_scenes<T: TestReal>() -> Vec<Scene<T>> {
     let mut points = Vec::new();
     for _ in 0..1200 {
         let k: [f64; 3] = std::array::from_fn(|_| rng.below(12) as f64);
-        let p = [k[0] * cell, k[1] * cell, rng.range(0.0, 12.0 * cell)];
+        let border = |k: f64| (k + hhg_core::LATTICE_SHIFT) * cell;
+        let p = [border(k[0]), border(k[1]), rng.range(0.0, 12.0 * cell)];
         points.push(p);
         if rng.below(3) == 0 {
             points.push([p[0] + r, p[1], p[2]]);
