@@ -13,6 +13,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use hhg_benches::broadphase::sap::SweepAndPrune;
 use hhg_benches::broadphase::scenario::Scenario;
 use hhg_benches::suite::DEFAULT_SEED;
+use hhg_core::PairList;
 use hhg_core::broad::BroadPhase;
 
 /// The box counts benchmarked.
@@ -37,7 +38,7 @@ fn broadphase(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(5));
     for (scenario, label) in &scenes {
         let mut broad = BroadPhase::<f32>::new();
-        let mut pairs = Vec::new();
+        let mut pairs = PairList::default();
         group.throughput(Throughput::Elements(scenario.len() as u64));
         group.bench_with_input(BenchmarkId::from_parameter(label), scenario, |b, s| {
             b.iter(|| {

@@ -7,6 +7,7 @@
 //! `Motion::Static`), an update sets the boxes of the moving objects and calls `update` (which
 //! patches or rebuilds as the scene decides), and the detection is `detect`.
 
+use hhg_core::PairList;
 use hhg_core::broad::{BroadPhase, Filter, Handle, Motion, Scene};
 
 use crate::broadphase::Aabb;
@@ -16,6 +17,8 @@ use crate::broadphase::Aabb;
 pub struct HhgBroadPhase {
     /// The hierarchical hash grid.
     inner: BroadPhase<f32>,
+    /// Its pair output, kept from step to step.
+    list: PairList<f32>,
 }
 
 impl HhgBroadPhase {
@@ -24,9 +27,12 @@ impl HhgBroadPhase {
         self.inner.build(boxes).map_err(|e| format!("hhg: {e}"))
     }
 
-    /// Writes every overlapping pair of the last build's boxes into `out`.
-    pub fn pairs(&self, out: &mut Vec<[u32; 2]>) {
-        self.inner.pairs(out);
+    /// Writes every overlapping pair of the last build's boxes into `out` (a copy of hhg's
+    /// own output, as the runner compares every engine's pairs in one shape).
+    pub fn pairs(&mut self, out: &mut Vec<[u32; 2]>) {
+        self.inner.pairs(&mut self.list);
+        out.clear();
+        out.extend_from_slice(self.list.pairs());
     }
 
     /// Heap bytes held by the grids, as hhg counts them.

@@ -78,6 +78,26 @@ pub struct NeighborLists<T: Real> {
     in_order: in_order::Scratch<T>,
     /// The sorted position of each caller index (pass for input nearly in cell order).
     inverse: Vec<u32>,
+    /// Scratch of the lists made from pairs (`assign_from_pairs`, the variable-radius
+    /// search).
+    pub(crate) from_pairs: FromPairs<T>,
+}
+
+/// Scratch of the conversion of unique pairs into lists: the pairs of a search that finds
+/// pairs first, and the counting sort's keys, order and buffers.
+#[derive(Debug, Default)]
+pub(crate) struct FromPairs<T: Real> {
+    pub(crate) pairs: crate::pairs::PairList<T>,
+    keys: Vec<u32>,
+    order: Vec<u32>,
+    sort: crate::sort::SortScratch,
+}
+
+/// A clone starts with empty scratch: none of it carries meaning between calls.
+impl<T: Real> Clone for FromPairs<T> {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
 }
 
 /// The lists one work part gathered, in the order it visited its searching points.
@@ -291,10 +311,7 @@ impl<T: Real> NeighborLists<T> {
                 count: n,
             });
         }
-        let mut keys = Vec::new();
-        let mut order = Vec::new();
-        let mut scratch = crate::sort::SortScratch::default();
-        self.assign_pairs(n, pairs, &mut keys, &mut order, &mut scratch);
+        self.assign_pairs(n, pairs);
         Ok(())
     }
 
@@ -303,21 +320,18 @@ impl<T: Real> NeighborLists<T> {
     /// directed pairs by their first object, then a sort of each list. Every index must be
     /// below `n`, as it is for the pairs of a build over `n` objects (the counting sort
     /// panics otherwise).
-    pub(crate) fn assign_pairs(
-        &mut self,
-        n: usize,
-        pairs: &[[u32; 2]],
-        keys: &mut Vec<u32>,
-        order: &mut Vec<u32>,
-        scratch: &mut crate::sort::SortScratch,
-    ) {
+    pub(crate) fn assign_pairs(&mut self, n: usize, pairs: &[[u32; 2]]) {
+        let mut from_pairs = std::mem::take(&mut self.from_pairs);
+        let FromPairs {
+            keys, order, sort, ..
+        } = &mut from_pairs;
         self.has_distances = false;
         self.distances.clear();
         keys.clear();
         keys.extend(pairs.iter().map(|p| p[0]));
         keys.extend(pairs.iter().map(|p| p[1]));
         let mut starts = std::mem::take(&mut self.scan_starts);
-        crate::sort::counting_sort(keys, n, &mut starts, order, scratch);
+        crate::sort::counting_sort(keys, n, &mut starts, order, sort);
         let total = keys.len();
         self.indices.clear();
         self.indices.resize(total, 0);
@@ -339,6 +353,7 @@ impl<T: Real> NeighborLists<T> {
         self.offsets.extend(starts.iter().map(|&s| s as usize));
         self.for_each_list_mut(|_, list| list.sort_unstable());
         self.scan_starts = starts;
+        self.from_pairs = from_pairs;
     }
 
     /// Replaces the lists by `n` lists without distances, list `i` holding `count(i)` entries

@@ -71,6 +71,56 @@ impl<T: Real> PairList<T> {
     pub fn is_empty(&self) -> bool {
         self.pairs.is_empty()
     }
+
+    /// The bytes held by the list's buffers (capacity, not length).
+    pub fn heap_bytes(&self) -> usize {
+        let part_bytes: usize = self
+            .parts
+            .iter()
+            .map(|part| {
+                8 * part.pairs.capacity()
+                    + size_of::<T>() * part.distances.capacity()
+                    + 4 * part.scratch.capacity()
+            })
+            .sum();
+        8 * self.pairs.capacity()
+            + size_of::<T>() * self.distances.capacity()
+            + size_of::<PairPart<T>>() * self.parts.capacity()
+            + part_bytes
+            + size_of::<usize>() * (self.unit_offsets.capacity() + self.scan.capacity())
+    }
+
+    /// Fills the list, without distances, from `count` pieces found in parallel:
+    /// `fill(piece, part)` pushes the pairs of piece `piece` into the empty `part`, and the
+    /// pieces follow each other in piece order (so the result does not depend on the thread
+    /// count). The pieces' buffers stay in the list for the next call.
+    pub(crate) fn collect_parts(
+        &mut self,
+        count: usize,
+        fill: impl Fn(usize, &mut Vec<[u32; 2]>) + Sync,
+    ) {
+        self.has_distances = false;
+        self.distances.clear();
+        if self.parts.len() < count {
+            self.parts.resize_with(count, PairPart::default);
+        }
+        self.parts[..count]
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(piece, part)| {
+                part.pairs.clear();
+                fill(piece, &mut part.pairs);
+            });
+        let total: usize = self.parts[..count]
+            .iter()
+            .map(|part| part.pairs.len())
+            .sum();
+        self.pairs.clear();
+        self.pairs.reserve(total);
+        for part in &self.parts[..count] {
+            self.pairs.extend_from_slice(&part.pairs);
+        }
+    }
 }
 
 /// Runs `body` for every point `p` of work unit `unit` (sorted positions, bucket by bucket

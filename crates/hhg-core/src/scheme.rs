@@ -179,10 +179,7 @@ impl<T: Real> FixedRadiusScheme<T> for CoreScheme<T> {
     }
 
     fn query_point(&self, point: [T; 3], out: &mut Vec<u32>) -> Result<(), Error> {
-        out.clear();
-        self.grid.query_point(point, |j, _| out.push(j))?;
-        out.sort_unstable();
-        Ok(())
+        self.grid.query_point(point, out)
     }
 
     fn stats(&self) -> SchemeStats {

@@ -257,7 +257,7 @@ impl<T: Real> NeighborSearch<T> {
                     let searching = &self.sets[a].grid;
                     self.sets[b]
                         .grid
-                        .lists_for(searching, lists, self.with_distances);
+                        .lists_for_into(searching, lists, self.with_distances);
                 }
                 self.fresh[a][b] = true;
             }

@@ -2,7 +2,7 @@
 //! against brute force, with mixed sizes, huge and infinite boxes, filters and worst cases.
 
 use hhg_core::broad::{Aabb, BroadPhase, BroadPhaseConfig, Filter, segment_may_hit};
-use hhg_core::{Error, Kernel};
+use hhg_core::{Error, Kernel, PairList};
 use hhg_testkit::{SplitMix64, THREAD_COUNTS, TestReal, check_pairs, for_both_precisions, in_pool};
 
 /// A named set of boxes, with optional filters.
@@ -48,14 +48,31 @@ fn oracle_pairs<T: TestReal>(boxes: &[Aabb<T>], filters: Option<&[Filter]>) -> V
     pairs
 }
 
-fn build<T: TestReal>(scene: &BoxScene<T>, config: BroadPhaseConfig) -> BroadPhase<T> {
-    let mut broad = BroadPhase::with_config(config).expect("a valid configuration");
+fn build<T: TestReal>(
+    scene: &BoxScene<T>,
+    config: BroadPhaseConfig,
+    kernel: Kernel,
+) -> BroadPhase<T> {
+    let mut broad = BroadPhase::new();
+    broad.set_config(config).expect("a valid configuration");
+    broad.set_kernel(kernel);
     match &scene.filters {
         Some(filters) => broad.build_filtered(&scene.boxes, filters),
         None => broad.build(&scene.boxes),
     }
     .unwrap_or_else(|e| panic!("{}: build failed: {e}", scene.name));
     broad
+}
+
+/// The pairs of `broad`, as a vector.
+fn pair_vec<T: TestReal>(broad: &BroadPhase<T>) -> Vec<[u32; 2]> {
+    let mut list = PairList::default();
+    broad.pairs(&mut list);
+    assert!(
+        list.distances_squared().is_none(),
+        "boxes have no distances"
+    );
+    list.pairs().to_vec()
 }
 
 /// Pairs, visitors, kernels and thread counts against the oracle; outputs identical across
@@ -66,7 +83,6 @@ fn check_scene<T: TestReal>(scene: &BoxScene<T>) {
     for all_pairs_below in [0, usize::MAX] {
         for kernel in [Kernel::Simd, Kernel::Scalar] {
             let config = BroadPhaseConfig {
-                kernel,
                 all_pairs_below,
                 ..BroadPhaseConfig::default()
             };
@@ -77,10 +93,9 @@ fn check_scene<T: TestReal>(scene: &BoxScene<T>) {
                     T::NAME
                 );
                 let (pairs, visited, par_visited) = in_pool(threads, || {
-                    let broad = build(scene, config);
+                    let broad = build(scene, config, kernel);
                     assert_eq!(broad.is_all_pairs(), all_pairs_below > 0, "{what}");
-                    let mut pairs = Vec::new();
-                    broad.pairs(&mut pairs);
+                    let pairs = pair_vec(&broad);
                     let mut visited = Vec::new();
                     broad.for_each_pair(|a, b| visited.push([a, b]));
                     let par = std::sync::Mutex::new(Vec::new());
@@ -112,7 +127,7 @@ fn check_queries<T: TestReal>(scene: &BoxScene<T>, rng: &mut SplitMix64, lo: f64
             all_pairs_below,
             ..BroadPhaseConfig::default()
         };
-        let broad = build(scene, config);
+        let broad = build(scene, config, Kernel::Simd);
         let mut got = Vec::new();
         for q in 0..40 {
             let what = format!("{} ({}) query {q}", scene.name, T::NAME);
@@ -249,7 +264,7 @@ fn huge_and_infinite<T: TestReal>() {
         boxes,
         filters: None,
     };
-    let broad = build(&scene, BroadPhaseConfig::default());
+    let broad = build(&scene, BroadPhaseConfig::default(), Kernel::Simd);
     assert!(broad.huge().contains(&17), "the ground box is huge");
     assert!(
         broad.huge().len() >= 3,
@@ -335,7 +350,7 @@ fn worst_cases<T: TestReal>() {
             boxes,
             filters: None,
         };
-        let broad = build(&scene, BroadPhaseConfig::default());
+        let broad = build(&scene, BroadPhaseConfig::default(), Kernel::Simd);
         assert!(
             broad.heap_bytes() < 64 << 20,
             "{name}: {} bytes",
@@ -362,22 +377,22 @@ fn factors_and_empty<T: TestReal>() {
             all_pairs_below: 0,
             ..BroadPhaseConfig::default()
         };
-        let mut broad = BroadPhase::<T>::with_config(config).unwrap();
+        let mut broad = BroadPhase::<T>::new();
+        broad.set_config(config).unwrap();
         broad.build(&boxes).unwrap();
         assert!(
             broad.levels().len() >= 2,
             "factor {factor}: {:?}",
             broad.levels()
         );
-        let mut pairs = Vec::new();
-        broad.pairs(&mut pairs);
+        let mut pairs = pair_vec(&broad);
         check_pairs(&format!("factor {factor}"), &pairs, &expected);
         // Rebuilding with nothing, then again with the boxes, reuses the structure.
         broad.build(&[]).unwrap();
-        broad.pairs(&mut pairs);
+        pairs = pair_vec(&broad);
         assert!(pairs.is_empty());
         broad.build(&boxes).unwrap();
-        broad.pairs(&mut pairs);
+        pairs = pair_vec(&broad);
         check_pairs(&format!("factor {factor}, rebuilt"), &pairs, &expected);
     }
 }
@@ -432,10 +447,12 @@ fn bad_input<T: TestReal>() {
             huge_fraction: fraction,
             ..BroadPhaseConfig::default()
         };
+        let before = *broad.config();
         assert!(matches!(
-            BroadPhase::<T>::with_config(config),
+            broad.set_config(config),
             Err(Error::InvalidConfig { .. })
         ));
+        assert_eq!(*broad.config(), before, "a refused setting changes nothing");
     }
     broad.build(&[good; 3]).unwrap();
     let mut out = Vec::new();
@@ -499,7 +516,8 @@ fn a_failed_build_changes_nothing() {
         all_pairs_below: 0,
         ..BroadPhaseConfig::default()
     };
-    let mut broad = BroadPhase::<f64>::with_config(config).unwrap();
+    let mut broad = BroadPhase::<f64>::new();
+    broad.set_config(config).unwrap();
     let good = [
         Aabb::new([0.0; 3], [1.0; 3]),
         Aabb::new([0.5; 3], [1.5; 3]),
@@ -507,8 +525,7 @@ fn a_failed_build_changes_nothing() {
     ];
     broad.build(&good).unwrap();
     let observe = |broad: &BroadPhase<f64>| {
-        let mut pairs = Vec::new();
-        broad.pairs(&mut pairs);
+        let pairs = pair_vec(broad);
         let mut found = Vec::new();
         broad
             .query_aabb(&Aabb::new([0.0; 3], [4.0; 3]), &mut found)
@@ -532,8 +549,7 @@ fn a_failed_build_changes_nothing() {
         .collect();
     mixed.extend((0..4).map(|_| Aabb::new([0.0; 3], [tiny; 3])));
     broad.build(&mixed).unwrap();
-    let mut pairs = Vec::new();
-    broad.pairs(&mut pairs);
+    let mut pairs = pair_vec(&broad);
     pairs.sort_unstable();
     let mut want = Vec::new();
     for i in 0..mixed.len() as u32 {

@@ -143,23 +143,27 @@ fn run_path<T: TestReal>(
     check_lists(&format!("{what}: query"), &query_lists, &expected.queries);
     let (x, y, z) = split(queries);
     let mut query_lists_d = NeighborLists::default();
-    grid.query_points(Points::Soa(&x, &y, &z), &mut query_lists_d, true)
+    grid.query_points_with_distances(Points::Soa(&x, &y, &z), &mut query_lists_d)
         .expect("finite queries");
     let label = format!("{what}: query_points (SoA, with distances)");
     check_lists(&label, &query_lists_d, &expected.queries);
     check_list_distances(&label, &query_lists_d, queries, points);
+    let (mut indices, mut distances, mut plain) = (Vec::new(), Vec::new(), Vec::new());
     for (k, &q) in queries.iter().enumerate() {
-        let mut found = Vec::new();
-        grid.query_point(q, |j, d2| found.push((j, d2)))
+        grid.query_point_with_distances(q, &mut indices, &mut distances)
             .expect("a finite query");
-        found.sort_unstable_by_key(|&(j, _)| j);
-        let indices: Vec<u32> = found.iter().map(|&(j, _)| j).collect();
         assert_same_seq(
             &format!("{what}: query_point {k} at {q:?}"),
             &indices,
             &expected.queries[k],
         );
-        for &(j, d2) in &found {
+        grid.query_point(q, &mut plain).expect("a finite query");
+        assert_same_seq(
+            &format!("{what}: query_point {k} without distances"),
+            &plain,
+            &indices,
+        );
+        for (&j, &d2) in indices.iter().zip(&distances) {
             assert_eq!(
                 d2.bits(),
                 T::distance_squared(q, points[j as usize]).bits(),
@@ -171,12 +175,12 @@ fn run_path<T: TestReal>(
     // One set searching another grid, both directions.
     let second_grid = build_grid(second, scene.radius, kernel);
     let mut cross = NeighborLists::default();
-    grid.lists_for(&second_grid, &mut cross, true);
+    grid.lists_for_with_distances(&second_grid, &mut cross);
     let label = format!("{what}: lists_for (second set searching the scene)");
     check_lists(&label, &cross, &expected.cross);
     check_list_distances(&label, &cross, second, points);
     let mut back = NeighborLists::default();
-    second_grid.lists_for(&grid, &mut back, false);
+    second_grid.lists_for(&grid, &mut back);
     check_lists(
         &format!("{what}: lists_for (scene searching the second set)"),
         &back,
@@ -528,9 +532,8 @@ fn check_reorder<T: TestReal>(scene: &Scene<T>) {
     let mut found = Vec::new();
     if let Some(&probe) = reordered.get(n / 2) {
         adopted
-            .query_point(probe, |j, _| found.push(j))
+            .query_point(probe, &mut found)
             .expect("a finite query point");
-        found.sort_unstable();
         assert_same_seq(
             &format!("{what}: adopted query"),
             &found,
@@ -1230,7 +1233,7 @@ fn empty_grid_clears_reused_lists<T: TestReal>() {
         let mut lists = NeighborLists::default();
         full.neighbor_lists_with_distances(&mut lists);
         let searching = build_grid(&probe, radius, Kernel::Simd);
-        grid.lists_for(&searching, &mut lists, true);
+        grid.lists_for_with_distances(&searching, &mut lists);
         let what = format!("lists_for against {name} ({}) after a search", T::NAME);
         check_lists(&what, &lists, &vec![Vec::new(); probe.len()]);
         assert_eq!(

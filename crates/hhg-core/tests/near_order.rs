@@ -206,9 +206,9 @@ fn check_scene<T: TestReal>(scene: &Scene<T>, expect_pass: Option<ListPass>) -> 
                         grid.neighbor_lists(&mut lists);
                         grid.neighbor_lists_with_distances(&mut with_distances);
                         grid.query(&second, &mut queries).expect("finite queries");
-                        grid.lists_for(&second_grid, &mut cross, true);
+                        grid.lists_for_with_distances(&second_grid, &mut cross);
                         // The scene's points (in their order) searching the second set.
-                        second_grid.lists_for(&grid, &mut back, true);
+                        second_grid.lists_for_with_distances(&grid, &mut back);
                     }
                     if list_order == ListOrder::Ascending {
                         check_lists(&what, &lists, &expected);

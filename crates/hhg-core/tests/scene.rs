@@ -66,7 +66,9 @@ fn run_scene<T: TestReal>(
         all_pairs_below: 0,
         ..BroadPhaseConfig::default()
     };
-    let mut scene = Scene::<T>::with_config(config, strategy).unwrap();
+    let mut scene = Scene::<T>::new();
+    scene.set_config(config).unwrap();
+    scene.set_strategy(strategy);
     let mut mirror = Mirror::<T> {
         objects: Vec::new(),
     };
@@ -371,7 +373,9 @@ fn a_failed_update_changes_nothing() {
                 all_pairs_below: 0,
                 ..BroadPhaseConfig::default()
             };
-            let mut scene = Scene::<T>::with_config(config, strategy).unwrap();
+            let mut scene = Scene::<T>::new();
+            scene.set_config(config).unwrap();
+            scene.set_strategy(strategy);
             let dynamic = |scene: &mut Scene<T>, aabb| {
                 scene.insert(aabb, Motion::Dynamic, Filter::ALL).unwrap()
             };
@@ -446,4 +450,59 @@ fn a_failed_update_changes_nothing() {
             assert_eq!(found, vec![c], "{what}");
         }
     }
+}
+
+/// New settings on a scene that holds objects: the next detection rebuilds with them and
+/// finds the same pairs; a refused setting leaves the scene and its settings as they were.
+#[test]
+fn new_settings_rebuild_the_scene() {
+    let mut rng = SplitMix64::new(77);
+    let mut scene = Scene::<f64>::new();
+    let mut mirror = Mirror::<f64> {
+        objects: Vec::new(),
+    };
+    for k in 0..600 {
+        let aabb = random_box::<f64>(&mut rng, 20.0);
+        let motion = if k % 5 == 0 {
+            Motion::Static
+        } else {
+            Motion::Dynamic
+        };
+        let handle = scene.insert(aabb, motion, Filter::ALL).unwrap();
+        mirror.objects.push((handle, aabb, motion, Filter::ALL));
+    }
+    let expected = mirror.expected_pairs();
+    let mut found = Vec::new();
+    scene.detect(&mut found).unwrap();
+    found.sort_unstable();
+    assert_eq!(found, expected, "default settings");
+    let levels = BroadPhaseConfig {
+        hierarchy_factor: 3.0,
+        all_pairs_below: 0,
+        ..BroadPhaseConfig::default()
+    };
+    scene.set_config(levels).unwrap();
+    assert_eq!(*scene.config(), levels);
+    scene.set_kernel(hhg_core::Kernel::Scalar);
+    scene.detect(&mut found).unwrap();
+    found.sort_unstable();
+    assert_eq!(
+        found, expected,
+        "a factor of 3, no all-pairs build, scalar kernel"
+    );
+    let refused = BroadPhaseConfig {
+        huge_fraction: 0.0,
+        ..levels
+    };
+    assert!(matches!(
+        scene.set_config(refused),
+        Err(Error::InvalidConfig {
+            name: "huge_fraction",
+            ..
+        })
+    ));
+    assert_eq!(*scene.config(), levels, "a refused setting changes nothing");
+    scene.detect(&mut found).unwrap();
+    found.sort_unstable();
+    assert_eq!(found, expected, "after a refused setting");
 }

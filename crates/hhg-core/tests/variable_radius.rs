@@ -20,15 +20,17 @@ fn check<T: TestReal>(name: &str, points: &[[T; 3]], radii: &[T]) {
                         T::NAME
                     );
                     let config = BroadPhaseConfig {
-                        kernel,
                         all_pairs_below,
                         ..BroadPhaseConfig::default()
                     };
                     let (pairs, lists) = in_pool(threads, || {
-                        let mut search = VariableRadiusSearch::with_config(rule, config).unwrap();
+                        let mut search = VariableRadiusSearch::new(rule);
+                        search.set_config(config).unwrap();
+                        search.set_kernel(kernel);
                         search.build(points, radii).unwrap();
-                        let mut pairs = Vec::new();
-                        search.pairs(&mut pairs);
+                        let mut pair_list = PairList::default();
+                        search.pairs(&mut pair_list);
+                        let pairs = pair_list.pairs().to_vec();
                         let mut lists = NeighborLists::default();
                         search.neighbor_lists(&mut lists);
                         (pairs, lists)
@@ -107,8 +109,9 @@ fn equal_radii_match_the_particle_engine<T: TestReal>() {
     let mut search = VariableRadiusSearch::new(RadiusRule::Max);
     search.build(&points, &radii).unwrap();
     assert_eq!(search.levels().len(), 1, "one radius, one level");
-    let mut pairs = Vec::new();
-    search.pairs(&mut pairs);
+    let mut pair_list = PairList::default();
+    search.pairs(&mut pair_list);
+    let pairs = pair_list.pairs().to_vec();
     let mut grid = Grid::new(r).unwrap();
     grid.build(&points).unwrap();
     let mut engine = PairList::default();
@@ -139,7 +142,8 @@ fn queries<T: TestReal>() {
             all_pairs_below,
             ..BroadPhaseConfig::default()
         };
-        let mut search = VariableRadiusSearch::with_config(RadiusRule::Max, config).unwrap();
+        let mut search = VariableRadiusSearch::new(RadiusRule::Max);
+        search.set_config(config).unwrap();
         search.build(&points, &radii).unwrap();
         let mut got = Vec::new();
         for q in 0..60 {

@@ -36,7 +36,9 @@ fn non_finite_coordinates<T: TestReal>() {
                     matches!(want, Error::NonFiniteCoordinate { .. }),
                     "{want:?}"
                 );
-                let query = grid.query_point(points[index], |_, _| {}).unwrap_err();
+                let query = grid
+                    .query_point(points[index], &mut Vec::new())
+                    .unwrap_err();
                 for mut scheme in schemes(radius) {
                     let got = scheme.build(&points).unwrap_err();
                     assert_same(got, &want, &format!("{}: build", scheme.name()));

@@ -4,7 +4,7 @@ mod common;
 
 use common::spheres_within;
 use hhg_core::broad::{RadiusRule, VariableRadiusSearch};
-use hhg_core::{Kernel, NeighborLists, Real};
+use hhg_core::{Kernel, NeighborLists, PairList, Real};
 use hhg_testkit::{
     SplitMix64, THREAD_COUNTS, TestReal, assert_same_seq, check_lists, check_pairs,
     for_both_precisions, in_pool, lattice, oracle_sphere_pairs, shuffle, to_real, uniform_box,
@@ -135,8 +135,9 @@ fn every_scene_matches_the_oracle<T: TestReal>() {
 
         let mut reference = VariableRadiusSearch::new(RadiusRule::Max);
         reference.build(&scene.points, &scene.radii).unwrap();
-        let mut core_pairs = Vec::new();
-        reference.pairs(&mut core_pairs);
+        let mut core_list = PairList::default();
+        reference.pairs(&mut core_list);
+        let mut core_pairs = core_list.pairs().to_vec();
         core_pairs.sort_unstable();
         assert_same_seq(
             &format!("{}: core against brute force", scene.name),
@@ -228,8 +229,9 @@ fn thread_counts_give_identical_output<T: TestReal>() {
         .collect();
     let mut reference = VariableRadiusSearch::new(RadiusRule::Max);
     reference.build(&points, &radii).unwrap();
-    let mut expected = Vec::new();
-    reference.pairs(&mut expected);
+    let mut expected_list = PairList::default();
+    reference.pairs(&mut expected_list);
+    let mut expected = expected_list.pairs().to_vec();
     expected.sort_unstable();
     let mut first: Option<(Vec<[u32; 2]>, Vec<u32>)> = None;
     for threads in THREAD_COUNTS {

@@ -433,7 +433,7 @@ impl<T: Real> BroadPhase<T> {
                 &self.members[s..e],
                 cell,
                 floor,
-                self.config.kernel,
+                self.kernel,
             )?;
             self.used += 1;
         }

@@ -28,6 +28,7 @@ use rayon::prelude::*;
 use crate::columns::PointColumns;
 use crate::geometry::{CellTable, Kernel};
 use crate::grid::{forward_neighbourhood, forward_rows, full_neighbourhood};
+use crate::pairs::PairList;
 use crate::real::{LANES, Real};
 
 pub use crate::real::{boxes_overlap, sphere_pair_within};
@@ -146,9 +147,6 @@ pub struct BroadPhaseConfig {
     /// Below this many boxes no grid is built: pairs and queries test all boxes (thesis
     /// §3.7). Chosen by measurement (see docs/performance.md).
     pub all_pairs_below: usize,
-    /// The kernel for cell keys and overlap masks (SIMD by default; the scalar reference
-    /// gives identical results).
-    pub kernel: Kernel,
 }
 
 impl Default for BroadPhaseConfig {
@@ -157,7 +155,6 @@ impl Default for BroadPhaseConfig {
             hierarchy_factor: 2.0,
             huge_fraction: 0.25,
             all_pairs_below: ALL_PAIRS_BELOW,
-            kernel: Kernel::Simd,
         }
     }
 }
@@ -270,6 +267,7 @@ pub struct LevelInfo {
 /// insertions, removals, static objects and pair changes between steps, see [`Scene`].
 ///
 /// ```
+/// use hhg_core::PairList;
 /// use hhg_core::broad::{Aabb, BroadPhase};
 ///
 /// let boxes = [
@@ -279,14 +277,16 @@ pub struct LevelInfo {
 /// ];
 /// let mut broad = BroadPhase::new();
 /// broad.build(&boxes)?;
-/// let mut pairs = Vec::new();
+/// let mut pairs = PairList::default();
 /// broad.pairs(&mut pairs);
-/// assert_eq!(pairs, vec![[0, 1]]);
+/// assert_eq!(pairs.pairs(), &[[0, 1]]);
 /// # Ok::<(), hhg_core::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct BroadPhase<T: Real> {
     config: BroadPhaseConfig,
+    /// The kernel for cell keys and overlap masks.
+    kernel: Kernel,
     kind: Kind,
     /// How many boxes the last build held.
     len: usize,
@@ -312,13 +312,55 @@ pub struct BroadPhase<T: Real> {
     members: Vec<u32>,
     member_starts: Vec<u32>,
     sort_scratch: SortScratch,
-    /// Per-task pair buffers of the detection step.
-    parts: std::sync::Mutex<Vec<Vec<[u32; 2]>>>,
 }
 
 impl<T: Real> Default for BroadPhase<T> {
     fn default() -> Self {
-        Self::with_config(BroadPhaseConfig::default()).expect("the default configuration is valid")
+        Self {
+            config: BroadPhaseConfig::default(),
+            kernel: Kernel::Simd,
+            kind: Kind::Boxes,
+            len: 0,
+            base_cell: 1.0,
+            ladder: Vec::new(),
+            levels: Vec::new(),
+            used: 0,
+            huge: Vec::new(),
+            huge_boxes: Vec::new(),
+            huge_filters: Vec::new(),
+            flat_min: PointColumns::default(),
+            flat_max: PointColumns::default(),
+            flat_filters: Vec::new(),
+            flat: true,
+            filtered: false,
+            exponents: Vec::new(),
+            members: Vec::new(),
+            member_starts: Vec::new(),
+            sort_scratch: SortScratch::default(),
+        }
+    }
+}
+
+impl BroadPhaseConfig {
+    /// Checks every setting: `Ok` or an error naming the first invalid one.
+    pub fn check(&self) -> Result<(), crate::Error> {
+        let f = self.hierarchy_factor;
+        if !(f.is_finite() && f >= 1.5) {
+            return Err(crate::Error::InvalidConfig {
+                name: "hierarchy_factor",
+                value: f,
+                expected: "finite and >= 1.5",
+            });
+        }
+        let h = self.huge_fraction;
+        if !(h > 0.0 && h <= 1.0) {
+            return Err(crate::Error::InvalidConfig {
+                name: "huge_fraction",
+                value: h,
+                expected: "in (0, 1]",
+            });
+        }
+        Ok(())
     }
 }
 
@@ -339,46 +381,23 @@ impl<T: Real> BroadPhase<T> {
         Self::default()
     }
 
-    /// An empty broad phase with `config`, or an error naming an invalid setting.
-    pub fn with_config(config: BroadPhaseConfig) -> Result<Self, crate::Error> {
-        let f = config.hierarchy_factor;
-        if !(f.is_finite() && f >= 1.5) {
-            return Err(crate::Error::InvalidConfig {
-                name: "hierarchy_factor",
-                value: f,
-                expected: "finite and >= 1.5",
-            });
-        }
-        let h = config.huge_fraction;
-        if !(h > 0.0 && h <= 1.0) {
-            return Err(crate::Error::InvalidConfig {
-                name: "huge_fraction",
-                value: h,
-                expected: "in (0, 1]",
-            });
-        }
-        Ok(Self {
-            config,
-            kind: Kind::Boxes,
-            len: 0,
-            base_cell: 1.0,
-            ladder: Vec::new(),
-            levels: Vec::new(),
-            used: 0,
-            huge: Vec::new(),
-            huge_boxes: Vec::new(),
-            huge_filters: Vec::new(),
-            flat_min: PointColumns::default(),
-            flat_max: PointColumns::default(),
-            flat_filters: Vec::new(),
-            flat: true,
-            filtered: false,
-            exponents: Vec::new(),
-            members: Vec::new(),
-            member_starts: Vec::new(),
-            sort_scratch: SortScratch::default(),
-            parts: std::sync::Mutex::new(Vec::new()),
-        })
+    /// Replaces the hierarchy settings, used from the next build on; an invalid setting is
+    /// an error naming it, and leaves the broad phase as it was.
+    pub fn set_config(&mut self, config: BroadPhaseConfig) -> Result<(), crate::Error> {
+        config.check()?;
+        self.config = config;
+        Ok(())
+    }
+
+    /// Chooses the kernel for cell keys and overlap masks (SIMD by default; the scalar
+    /// reference gives identical results).
+    pub fn set_kernel(&mut self, kernel: Kernel) {
+        self.kernel = kernel;
+    }
+
+    /// The kernel in use.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
     }
 
     /// The configuration.
@@ -422,11 +441,6 @@ impl<T: Real> BroadPhase<T> {
     /// The bytes held by the structure's buffers (capacity, not length).
     pub fn heap_bytes(&self) -> usize {
         let columns = |c: &PointColumns<T>| 3 * c.capacity() * size_of::<T>();
-        let parts: usize = self
-            .parts
-            .lock()
-            .map(|parts| parts.iter().map(|p| p.capacity() * 8).sum())
-            .unwrap_or(0);
         self.levels.iter().map(Level::heap_bytes).sum::<usize>()
             + self.huge.capacity() * 4
             + self.huge_boxes.capacity() * size_of::<Aabb<T>>()
@@ -438,7 +452,6 @@ impl<T: Real> BroadPhase<T> {
                 + self.members.capacity()
                 + self.member_starts.capacity())
             + self.sort_scratch.heap_bytes()
-            + parts
     }
 
     /// The levels in use.
@@ -448,29 +461,13 @@ impl<T: Real> BroadPhase<T> {
     }
 
     /// Every overlapping pair `[a, b]`, `a < b` in the caller's numbering, exactly once and in
-    /// an order that does not depend on the thread count; `out` is cleared first.
-    pub fn pairs(&self, out: &mut Vec<[u32; 2]>) {
-        out.clear();
+    /// an order that does not depend on the thread count, into `out` (without distances;
+    /// cleared first, its buffers reused).
+    pub fn pairs(&self, out: &mut PairList<T>) {
         let tasks = self.tasks();
-        let mut parts = self
-            .parts
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if parts.len() < tasks.len() {
-            parts.resize_with(tasks.len(), Vec::new);
-        }
-        parts[..tasks.len()]
-            .par_iter_mut()
-            .zip(tasks.par_iter())
-            .for_each(|(part, &task)| {
-                part.clear();
-                self.run_task(task, &mut |a, b| part.push([a.min(b), a.max(b)]));
-            });
-        let total: usize = parts[..tasks.len()].iter().map(Vec::len).sum();
-        out.reserve(total);
-        for part in &parts[..tasks.len()] {
-            out.extend_from_slice(part);
-        }
+        out.collect_parts(tasks.len(), |task, part| {
+            self.run_task(tasks[task], &mut |a, b| part.push([a.min(b), a.max(b)]));
+        });
     }
 
     /// Calls `visit(a, b)` for every overlapping pair (`a < b`), sequentially, in the order of
@@ -514,7 +511,7 @@ impl<T: Real> BroadPhase<T> {
 
     /// Runs one detection task, reporting pairs (in either order) to `emit`.
     fn run_task(&self, task: Task, emit: &mut impl FnMut(u32, u32)) {
-        with_test!(self.kind, self.config.kernel, |test| match task {
+        with_test!(self.kind, self.kernel, |test| match task {
             Task::Unit { level, unit } => self.unit_pairs(level, unit, test, emit),
             Task::Huge { index } => self.huge_pairs(index, test, emit),
             Task::Flat { start, end } => self.flat_pairs(start, end, test, emit),

@@ -105,7 +105,7 @@ impl<T: Real> BroadPhase<T> {
     /// Calls `hit(i)` for every box overlapping `query` (a valid box), in no particular
     /// order, without allocating.
     pub(crate) fn for_each_overlap(&self, query: &Aabb<T>, mut hit: impl FnMut(u32)) {
-        with_test!(Kind::Boxes, self.config.kernel, |test| self
+        with_test!(Kind::Boxes, self.kernel, |test| self
             .for_each_overlap_with(query, test, &mut hit));
     }
 

@@ -5,6 +5,8 @@
 use rayon::prelude::*;
 
 use crate::error::Error;
+use crate::geometry::Kernel;
+use crate::pairs::PairList;
 use crate::real::Real;
 
 use super::build::{check_box, check_boxes};
@@ -161,7 +163,7 @@ pub struct Scene<T: Real> {
     previous: Vec<[Handle; 2]>,
     boxes: Vec<Aabb<T>>,
     filters: Vec<Filter>,
-    index_pairs: Vec<[u32; 2]>,
+    index_pairs: PairList<T>,
 }
 
 /// A built index whose object is gone.
@@ -169,32 +171,19 @@ const DEAD: u32 = u32::MAX;
 
 impl<T: Real> Default for Scene<T> {
     fn default() -> Self {
-        Self::with_config(BroadPhaseConfig::default(), UpdateStrategy::Auto)
-            .expect("the default configuration is valid")
-    }
-}
-
-impl<T: Real> Scene<T> {
-    /// An empty scene with the default hierarchy settings and [`UpdateStrategy::Auto`].
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// An empty scene with hierarchy settings `config` and update strategy `strategy`.
-    pub fn with_config(config: BroadPhaseConfig, strategy: UpdateStrategy) -> Result<Self, Error> {
-        Ok(Self {
-            strategy,
+        Self {
+            strategy: UpdateStrategy::Auto,
             slots: Vec::new(),
             free: Vec::new(),
             retired: 0,
             dynamic: 0,
             dirty: Vec::new(),
             statics_changed: false,
-            static_broad: BroadPhase::with_config(config)?,
+            static_broad: BroadPhase::new(),
             static_slots: Vec::new(),
             static_generations: Vec::new(),
-            dynamic_broad: BroadPhase::with_config(config)?,
-            moved_broad: BroadPhase::with_config(config)?,
+            dynamic_broad: BroadPhase::new(),
+            moved_broad: BroadPhase::new(),
             built: false,
             built_slots: Vec::new(),
             staged_slots: Vec::new(),
@@ -207,8 +196,53 @@ impl<T: Real> Scene<T> {
             previous: Vec::new(),
             boxes: Vec::new(),
             filters: Vec::new(),
-            index_pairs: Vec::new(),
-        })
+            index_pairs: PairList::default(),
+        }
+    }
+}
+
+impl<T: Real> Scene<T> {
+    /// An empty scene with the default hierarchy settings and [`UpdateStrategy::Auto`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Replaces the hierarchy settings; the next update rebuilds the scene with them. An
+    /// invalid setting is an error naming it, and leaves the scene as it was.
+    pub fn set_config(&mut self, config: BroadPhaseConfig) -> Result<(), Error> {
+        config.check()?;
+        for broad in [
+            &mut self.static_broad,
+            &mut self.dynamic_broad,
+            &mut self.moved_broad,
+        ] {
+            broad.set_config(config)?;
+        }
+        self.built = false;
+        self.statics_changed = true;
+        Ok(())
+    }
+
+    /// The hierarchy settings.
+    pub fn config(&self) -> &BroadPhaseConfig {
+        self.dynamic_broad.config()
+    }
+
+    /// Chooses the kernel for cell keys and overlap masks (SIMD by default; the scalar
+    /// reference gives identical results).
+    pub fn set_kernel(&mut self, kernel: Kernel) {
+        for broad in [
+            &mut self.static_broad,
+            &mut self.dynamic_broad,
+            &mut self.moved_broad,
+        ] {
+            broad.set_kernel(kernel);
+        }
+    }
+
+    /// The kernel in use.
+    pub fn kernel(&self) -> Kernel {
+        self.dynamic_broad.kernel()
     }
 
     /// The update strategy.
@@ -245,7 +279,7 @@ impl<T: Real> Scene<T> {
             + (self.current.capacity() + self.previous.capacity()) * size_of::<[Handle; 2]>()
             + self.boxes.capacity() * size_of::<Aabb<T>>()
             + self.filters.capacity() * size_of::<Filter>()
-            + self.index_pairs.capacity() * 8
+            + self.index_pairs.heap_bytes()
             + self.static_broad.heap_bytes()
             + self.dynamic_broad.heap_bytes()
             + self.moved_broad.heap_bytes()
@@ -602,7 +636,7 @@ impl<T: Real> Scene<T> {
         out.clear();
         // Built against built.
         self.dynamic_broad.pairs(&mut self.index_pairs);
-        out.extend(self.index_pairs.iter().map(|&[a, b]| {
+        out.extend(self.index_pairs.pairs().iter().map(|&[a, b]| {
             self.ordered(self.built_slots[a as usize], self.built_slots[b as usize])
         }));
         // The side list against itself (through its own small hierarchy)...
@@ -611,6 +645,7 @@ impl<T: Real> Scene<T> {
             self.moved_broad.pairs(&mut self.index_pairs);
             out.extend(
                 self.index_pairs
+                    .pairs()
                     .iter()
                     .map(|&[a, b]| self.ordered(self.moved[a as usize], self.moved[b as usize])),
             );

@@ -1,13 +1,11 @@
 //! Neighbour search for particles with their own radii (adaptive SPH, mixed grain sizes) on
 //! the hierarchy: each particle goes to the level whose cells cover its radius.
 
-use std::sync::Mutex;
-
 use crate::error::Error;
 use crate::grid::full_neighbourhood;
 use crate::lists::NeighborLists;
+use crate::pairs::PairList;
 use crate::real::Real;
-use crate::sort::SortScratch;
 
 use super::build::Particles;
 use crate::geometry::Kernel;
@@ -28,49 +26,52 @@ use super::{
 /// With all radii equal there is one level, and the search is the particle engine's.
 ///
 /// ```
+/// use hhg_core::PairList;
 /// use hhg_core::broad::{RadiusRule, VariableRadiusSearch};
 ///
 /// let points = [[0.0f32, 0.0, 0.0], [1.5, 0.0, 0.0], [10.0, 0.0, 0.0]];
 /// let radii = [2.0f32, 0.5, 0.5];
 /// let mut search = VariableRadiusSearch::new(RadiusRule::Max);
 /// search.build(&points, &radii)?;
-/// let mut pairs = Vec::new();
+/// let mut pairs = PairList::default();
 /// search.pairs(&mut pairs);
-/// assert_eq!(pairs, vec![[0, 1]]); // 1.5 <= max(2.0, 0.5)
+/// assert_eq!(pairs.pairs(), &[[0, 1]]); // 1.5 <= max(2.0, 0.5)
 /// # Ok::<(), hhg_core::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct VariableRadiusSearch<T: Real> {
     broad: BroadPhase<T>,
     rule: RadiusRule,
-    scratch: Mutex<ListScratch>,
-}
-
-/// Buffers of the pairs-to-lists conversion.
-#[derive(Debug, Default)]
-struct ListScratch {
-    pairs: Vec<[u32; 2]>,
-    keys: Vec<u32>,
-    order: Vec<u32>,
-    sort: SortScratch,
 }
 
 impl<T: Real> VariableRadiusSearch<T> {
-    /// An empty search with the default hierarchy settings.
+    /// An empty search with neighbour rule `rule` and the default hierarchy settings.
     pub fn new(rule: RadiusRule) -> Self {
-        Self::with_config(rule, BroadPhaseConfig::default())
-            .expect("the default configuration is valid")
+        let mut broad = BroadPhase::new();
+        broad.kind = Kind::Spheres(rule);
+        Self { broad, rule }
     }
 
-    /// An empty search with hierarchy settings `config`.
-    pub fn with_config(rule: RadiusRule, config: BroadPhaseConfig) -> Result<Self, Error> {
-        let mut broad = BroadPhase::with_config(config)?;
-        broad.kind = Kind::Spheres(rule);
-        Ok(Self {
-            broad,
-            rule,
-            scratch: Mutex::new(ListScratch::default()),
-        })
+    /// Replaces the hierarchy settings, used from the next build on; an invalid setting is
+    /// an error naming it, and leaves the search as it was.
+    pub fn set_config(&mut self, config: BroadPhaseConfig) -> Result<(), Error> {
+        self.broad.set_config(config)
+    }
+
+    /// The hierarchy settings.
+    pub fn config(&self) -> &BroadPhaseConfig {
+        self.broad.config()
+    }
+
+    /// Chooses the kernel for cell keys and distance masks (SIMD by default; the scalar
+    /// reference gives identical results).
+    pub fn set_kernel(&mut self, kernel: Kernel) {
+        self.broad.set_kernel(kernel);
+    }
+
+    /// The kernel in use.
+    pub fn kernel(&self) -> Kernel {
+        self.broad.kernel()
     }
 
     /// The neighbour rule.
@@ -95,10 +96,7 @@ impl<T: Real> VariableRadiusSearch<T> {
 
     /// The bytes held by the structure's buffers.
     pub fn heap_bytes(&self) -> usize {
-        let lists = self.scratch.lock().map_or(0, |s| {
-            8 * s.pairs.capacity() + 4 * (s.keys.capacity() + s.order.capacity())
-        });
-        self.broad.heap_bytes() + lists
+        self.broad.heap_bytes()
     }
 
     /// Builds the search over `points` with radii `radii` (finite, `>= 0`, one per point).
@@ -115,8 +113,8 @@ impl<T: Real> VariableRadiusSearch<T> {
     }
 
     /// Every neighbour pair `[i, j]`, `i < j`, exactly once, in an order that does not
-    /// depend on the thread count; `out` is cleared first.
-    pub fn pairs(&self, out: &mut Vec<[u32; 2]>) {
+    /// depend on the thread count, into `out` (without distances; cleared first).
+    pub fn pairs(&self, out: &mut PairList<T>) {
         self.broad.pairs(out);
     }
 
@@ -132,19 +130,10 @@ impl<T: Real> VariableRadiusSearch<T> {
 
     /// Per-particle neighbour lists in CSR form, both directions, each ascending.
     pub fn neighbor_lists(&self, lists: &mut NeighborLists<T>) {
-        let mut guard = self
-            .scratch
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let scratch = &mut *guard;
-        self.broad.pairs(&mut scratch.pairs);
-        lists.assign_pairs(
-            self.len(),
-            &scratch.pairs,
-            &mut scratch.keys,
-            &mut scratch.order,
-            &mut scratch.sort,
-        );
+        let mut pairs = std::mem::take(&mut lists.from_pairs.pairs);
+        self.broad.pairs(&mut pairs);
+        lists.assign_pairs(self.len(), pairs.pairs());
+        lists.from_pairs.pairs = pairs;
     }
 
     /// The particles whose radius reaches `p` (`|p - xj| <= rj`, the gather of an SPH
@@ -162,7 +151,7 @@ impl<T: Real> VariableRadiusSearch<T> {
         out.clear();
         let broad = &self.broad;
         let kind = Kind::Spheres(RadiusRule::Max);
-        with_test!(kind, broad.config.kernel, |test| self
+        with_test!(kind, broad.kernel, |test| self
             .query_point_with(p, test, out));
         out.sort_unstable();
         Ok(())

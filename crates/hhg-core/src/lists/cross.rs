@@ -57,11 +57,38 @@ impl<T: Real> Grid<T> {
     /// The neighbour lists of arbitrary query points against this set: `out.neighbors(k)`
     /// holds every point of the set within the radius of `queries[k]`.
     pub fn query(&self, queries: &[[T; 3]], out: &mut NeighborLists<T>) -> Result<(), Error> {
-        self.query_points(Points::Aos(queries), out, false)
+        self.query_points_into(Points::Aos(queries), out, false)
     }
 
-    /// Like [`Grid::query`], for any [`Points`] and optionally with squared distances.
+    /// [`Grid::query`] with the squared distances.
+    pub fn query_with_distances(
+        &self,
+        queries: &[[T; 3]],
+        out: &mut NeighborLists<T>,
+    ) -> Result<(), Error> {
+        self.query_points_into(Points::Aos(queries), out, true)
+    }
+
+    /// [`Grid::query`] for query points in any layout.
     pub fn query_points(
+        &self,
+        queries: Points<'_, T>,
+        out: &mut NeighborLists<T>,
+    ) -> Result<(), Error> {
+        self.query_points_into(queries, out, false)
+    }
+
+    /// [`Grid::query_points`] with the squared distances.
+    pub fn query_points_with_distances(
+        &self,
+        queries: Points<'_, T>,
+        out: &mut NeighborLists<T>,
+    ) -> Result<(), Error> {
+        self.query_points_into(queries, out, true)
+    }
+
+    /// The lists of `queries`, checked first.
+    fn query_points_into(
         &self,
         queries: Points<'_, T>,
         out: &mut NeighborLists<T>,
@@ -80,7 +107,22 @@ impl<T: Real> Grid<T> {
 
     /// The neighbour lists of every point of `searching` (another set, built with its own
     /// grid) against this set, in `searching`'s numbering.
-    pub fn lists_for(&self, searching: &Grid<T>, out: &mut NeighborLists<T>, with_distances: bool) {
+    pub fn lists_for(&self, searching: &Grid<T>, out: &mut NeighborLists<T>) {
+        self.lists_for_into(searching, out, false);
+    }
+
+    /// [`Grid::lists_for`] with the squared distances.
+    pub fn lists_for_with_distances(&self, searching: &Grid<T>, out: &mut NeighborLists<T>) {
+        self.lists_for_into(searching, out, true);
+    }
+
+    /// The lists of `searching` against this set, with distances if asked.
+    pub(crate) fn lists_for_into(
+        &self,
+        searching: &Grid<T>,
+        out: &mut NeighborLists<T>,
+        with_distances: bool,
+    ) {
         let n = searching.len();
         if searching.in_cell_order {
             // Sorted positions are the searching set's numbering.
@@ -100,18 +142,51 @@ impl<T: Real> Grid<T> {
         }
     }
 
-    /// Neighbours of one query point: calls `visit(j, d2)` for every point `j` of the set
-    /// within the radius, in no particular order, with the grid's kernel
-    /// ([`Grid::set_kernel`]).
-    pub fn query_point(&self, point: [T; 3], visit: impl FnMut(u32, T)) -> Result<(), Error> {
-        if let Some(error) = first_non_finite(Points::Aos(&[point])) {
-            return Err(error);
+    /// The points of the set within the radius of `point`, ascending, into `out` (cleared
+    /// first), with the grid's kernel ([`Grid::set_kernel`]). A non-finite coordinate is an
+    /// error, and `out` is left as it was.
+    pub fn query_point(&self, point: [T; 3], out: &mut Vec<u32>) -> Result<(), Error> {
+        self.check_query_point(point)?;
+        out.clear();
+        self.visit_query_point(point, |j, _| out.push(j));
+        out.sort_unstable();
+        Ok(())
+    }
+
+    /// [`Grid::query_point`] with the squared distances: `distances[k]` belongs to `out[k]`
+    /// (both cleared first).
+    pub fn query_point_with_distances(
+        &self,
+        point: [T; 3],
+        out: &mut Vec<u32>,
+        distances: &mut Vec<T>,
+    ) -> Result<(), Error> {
+        self.check_query_point(point)?;
+        let mut found = Vec::new();
+        self.visit_query_point(point, |j, d2| found.push((j, d2)));
+        found.sort_unstable_by_key(|&(j, _)| j);
+        out.clear();
+        distances.clear();
+        out.extend(found.iter().map(|&(j, _)| j));
+        distances.extend(found.iter().map(|&(_, d2)| d2));
+        Ok(())
+    }
+
+    /// An error for a query point with a non-finite coordinate.
+    fn check_query_point(&self, point: [T; 3]) -> Result<(), Error> {
+        match first_non_finite(Points::Aos(&[point])) {
+            Some(error) => Err(error),
+            None => Ok(()),
         }
+    }
+
+    /// Calls `visit(j, d2)` for every point `j` within the radius of the finite `point`, in
+    /// no particular order, with the grid's kernel.
+    pub(crate) fn visit_query_point(&self, point: [T; 3], visit: impl FnMut(u32, T)) {
         match self.kernel {
             Kernel::Simd => self.query_point_with::<SimdKernel>(point, visit),
             Kernel::Scalar => self.query_point_with::<ScalarKernel>(point, visit),
         }
-        Ok(())
     }
 
     /// [`Grid::query_point`] with kernel `K`, on a finite point.
