@@ -135,7 +135,9 @@ const DESCRIPTIONS: [(HhgStatus, &CStr); 19] = [
     ),
 ];
 
-/// The status code of each error of hhg-core.
+/// The status code of each error of hhg-core. `Error` is `#[non_exhaustive]`: an error
+/// hhg-core adds before this map learns it reads as an internal error (the test
+/// `every_core_error_maps_to_its_code_and_display_text` lists every variant, so adding one there is the reminder).
 fn status_of(error: &Error) -> HhgStatus {
     match error {
         Error::InvalidRadius { .. } => HhgStatus::InvalidRadius,
@@ -151,6 +153,7 @@ fn status_of(error: &Error) -> HhgStatus {
         Error::PointCountChanged { .. } => HhgStatus::PointCountChanged,
         Error::PairIndexOutOfRange { .. } => HhgStatus::PairIndexOutOfRange,
         Error::ImageCountOutOfRange { .. } => HhgStatus::ImageCountOutOfRange,
+        _ => HhgStatus::InternalError,
     }
 }
 

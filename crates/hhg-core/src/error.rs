@@ -6,7 +6,10 @@ use std::fmt;
 pub const AXIS_NAMES: [char; 3] = ['x', 'y', 'z'];
 
 /// Why a search could not be built or queried. Each variant names the offending value.
+///
+/// New kinds of bad input may add variants without a major version: match with a `_` arm.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Error {
     /// The search radius was zero, negative, NaN or infinite, or its square overflows,
     /// underflows or is subnormal in the input precision.
