@@ -200,9 +200,21 @@ pub struct PeriodicSearch<T: Real> {
     /// Per point: the box lengths its wrap moved it by; empty when no point was moved.
     wraps: Vec<[i64; 3]>,
     len: usize,
+    /// The buffers of the build under way, swapped with the ones above once it succeeded.
+    staged: Staged<T>,
     pair_list: std::sync::Mutex<PairList<T>>,
     /// The lists of every point and ghost, from which the points' lists are merged.
     extended_lists: std::sync::Mutex<NeighborLists<T>>,
+}
+
+/// The buffers a build fills before it knows it will succeed (see [`PeriodicSearch`]'s
+/// fields of the same names).
+#[derive(Debug, Default)]
+struct Staged<T> {
+    extended: Vec<[T; 3]>,
+    ghosts: Vec<(u32, [i32; 3])>,
+    ghost_starts: Vec<u32>,
+    wraps: Vec<[i64; 3]>,
 }
 
 impl<T: Real> PeriodicSearch<T> {
@@ -220,6 +232,7 @@ impl<T: Real> PeriodicSearch<T> {
             scan: Vec::new(),
             wraps: Vec::new(),
             len: 0,
+            staged: Staged::default(),
             pair_list: std::sync::Mutex::new(PairList::default()),
             extended_lists: std::sync::Mutex::new(NeighborLists::default()),
         })
@@ -280,19 +293,22 @@ impl<T: Real> PeriodicSearch<T> {
             return Err(image_error(k, axis, points[k][axis], images));
         }
         let n = points.len();
-        self.len = n;
+        // Everything is made in the staged buffers and swapped in once the grid is built, so
+        // that a failed build leaves the search as it was.
+        let staged = &mut self.staged;
         // The wrapped points first, in the caller's order (the buffers only grow).
-        self.extended.clear();
-        self.wraps.clear();
-        self.ghosts.clear();
+        staged.extended.clear();
+        staged.wraps.clear();
+        staged.ghosts.clear();
         if inside {
-            self.extended.extend_from_slice(points);
+            staged.extended.extend_from_slice(points);
         } else {
-            self.extended.resize(n, [T::default(); 3]);
-            self.wraps.resize(n, [0; 3]);
-            self.extended
+            staged.extended.resize(n, [T::default(); 3]);
+            staged.wraps.resize(n, [0; 3]);
+            staged
+                .extended
                 .par_iter_mut()
-                .zip(self.wraps.par_iter_mut())
+                .zip(staged.wraps.par_iter_mut())
                 .zip(points.par_iter())
                 .with_min_len(4096)
                 .for_each(|((wrapped, count), &p)| {
@@ -310,22 +326,22 @@ impl<T: Real> PeriodicSearch<T> {
             };
             near(0) | near(1) | near(2)
         };
-        self.ghost_starts.clear();
-        self.ghost_starts.resize(n + 1, 0);
-        self.ghost_starts[..n]
+        staged.ghost_starts.clear();
+        staged.ghost_starts.resize(n + 1, 0);
+        staged.ghost_starts[..n]
             .par_iter_mut()
-            .zip(self.extended[..n].par_iter())
+            .zip(staged.extended[..n].par_iter())
             .with_min_len(4096)
             .for_each(|(count, p)| *count = (1 << near_faces(p).count_ones()) - 1);
-        let total = exclusive_scan(&mut self.ghost_starts[..n], &mut self.scan) as usize;
-        self.ghost_starts[n] = total as u32;
+        let total = exclusive_scan(&mut staged.ghost_starts[..n], &mut self.scan) as usize;
+        staged.ghost_starts[n] = total as u32;
         crate::columns::check_count(n + total)?;
-        self.extended.resize(n + total, [T::default(); 3]);
-        self.ghosts.resize(total, (0, [0; 3]));
-        let (points, ghost_points) = self.extended.split_at_mut(n);
+        staged.extended.resize(n + total, [T::default(); 3]);
+        staged.ghosts.resize(total, (0, [0; 3]));
+        let (points, ghost_points) = staged.extended.split_at_mut(n);
         let ghost_points = DisjointSlice::new(ghost_points);
-        let ghosts = DisjointSlice::new(&mut self.ghosts);
-        let starts = &self.ghost_starts;
+        let ghosts = DisjointSlice::new(&mut staged.ghosts);
+        let starts = &staged.ghost_starts;
         (0..n).into_par_iter().with_min_len(4096).for_each(|k| {
             let near = near_faces(&points[k]);
             if near == 0 {
@@ -350,9 +366,8 @@ impl<T: Real> PeriodicSearch<T> {
         });
         // An error names the point or ghost at the far end of the points; a ghost is named
         // by its point.
-        self.grid
-            .build(&self.extended)
-            .map_err(|error| match error {
+        if let Err(error) = self.grid.build(&staged.extended) {
+            return Err(match error {
                 Error::CoordinateOutOfRange {
                     index,
                     axis,
@@ -360,14 +375,24 @@ impl<T: Real> PeriodicSearch<T> {
                     cells,
                     limit,
                 } => Error::CoordinateOutOfRange {
-                    index: self.original(index as u32) as usize,
+                    index: match index.checked_sub(n) {
+                        Some(g) => staged.ghosts[g].0 as usize,
+                        None => index,
+                    },
                     axis,
                     value,
                     cells,
                     limit,
                 },
                 other => other,
-            })
+            });
+        }
+        std::mem::swap(&mut self.extended, &mut staged.extended);
+        std::mem::swap(&mut self.wraps, &mut staged.wraps);
+        std::mem::swap(&mut self.ghosts, &mut staged.ghosts);
+        std::mem::swap(&mut self.ghost_starts, &mut staged.ghost_starts);
+        self.len = n;
+        Ok(())
     }
 
     /// The minimum-image pairs within the radius, `i < j`, each once, into `out` (cleared

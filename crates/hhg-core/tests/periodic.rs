@@ -381,3 +381,52 @@ fn box_extents_that_overflow_are_refused() {
         "{error:?}"
     );
 }
+
+/// A build whose grid fails (points and ghosts spanning too many cells) leaves the search
+/// as the last good build made it: the same points, ghosts, pairs and lists.
+#[test]
+fn a_failed_build_changes_nothing() {
+    let long = PeriodicBox {
+        origin: [0.0f64; 3],
+        lengths: [1e10, 4.0, 4.0],
+        periodic: [true, true, false],
+    };
+    let mut search = PeriodicSearch::new(1.0, long).unwrap();
+    let mut rng = SplitMix64::new(5);
+    let good: Vec<[f64; 3]> = (0..400)
+        .map(|_| {
+            [
+                rng.range(2.0, 6.0),
+                rng.range(-0.5, 4.0),
+                rng.range(0.0, 4.0),
+            ]
+        })
+        .collect();
+    search.build(&good).unwrap();
+    let observe = |search: &PeriodicSearch<f64>| {
+        let mut pairs = Vec::new();
+        search.pairs(&mut pairs);
+        let mut lists = NeighborLists::default();
+        search.neighbor_lists(&mut lists);
+        let lists: Vec<Vec<u32>> = (0..lists.len())
+            .map(|i| lists.neighbors(i).to_vec())
+            .collect();
+        (search.len(), search.ghosts(), pairs, lists)
+    };
+    let before = observe(&search);
+    assert!(before.1 > 0, "points near the lower face in y have ghosts");
+    assert!(!before.2.is_empty());
+    // Moved down in x: points near the lower face in x get ghosts a length (1e10) away, and
+    // those below it wrap to the far end, both beyond the cells the grid numbers.
+    let bad: Vec<[f64; 3]> = good.iter().map(|p| [p[0] - 3.0, p[1], p[2]]).collect();
+    let error = search.build(&bad).unwrap_err();
+    assert!(
+        matches!(error, Error::CoordinateOutOfRange { axis: 0, .. }),
+        "{error:?}"
+    );
+    assert_eq!(
+        observe(&search),
+        before,
+        "a failed build changed the search"
+    );
+}
