@@ -60,4 +60,4 @@ pub use pairs::PairList;
 pub use real::{LANES, Real};
 pub use scheme::{CoreScheme, FixedRadiusScheme, SchemeStats};
 pub use search::{NeighborSearch, SetId};
-pub use sort::{SortScratch, counting_sort};
+pub use sort::{SortScratch, counting_sort, cut_units};

@@ -11,7 +11,7 @@
 //! have disjoint runs, a pair is never reported twice even when two neighbour cells of one
 //! cell share a bucket.
 
-use hhg_core::{Error, Kernel, LANES, PointColumns, Real, SortScratch, counting_sort};
+use hhg_core::{Error, Kernel, LANES, PointColumns, Real, SortScratch, counting_sort, cut_units};
 use rayon::prelude::*;
 
 use crate::hash::{CellHasher, MAX_BUCKETS};
@@ -312,26 +312,6 @@ impl<T: Real> Buckets<T> {
         self.sorted
             .padded()
             .map(|column| column[base..base + LANES].try_into().unwrap())
-    }
-}
-
-/// Cuts the buckets of a counting sort (bucket starts `starts`, `n` entries) into work units
-/// of about `unit` entries each, ending at bucket borders, as bucket ranges `lo..hi`.
-pub(crate) fn cut_units(starts: &[u32], n: usize, unit: usize, units: &mut Vec<(u32, u32)>) {
-    units.clear();
-    let buckets = starts.len().saturating_sub(1);
-    let mut lo = 0usize;
-    while lo < buckets {
-        let target = starts[lo] as usize + unit;
-        let hi = if target >= n {
-            buckets
-        } else {
-            // The first bucket starting at or past the target ends the unit.
-            let hi = starts[..buckets].partition_point(|&s| (s as usize) < target);
-            hi.max(lo + 1)
-        };
-        units.push((lo as u32, hi as u32));
-        lo = hi;
     }
 }
 
