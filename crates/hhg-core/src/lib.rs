@@ -48,8 +48,8 @@ mod sort;
 pub use columns::{Column, MAX_POINTS, PointColumns, check_count};
 pub use error::Error;
 pub use geometry::{
-    Bounds, CELL_MARGIN, CellTable, Kernel, LATTICE_SHIFT, MAX_SPAN_CELLS, Points, bounds,
-    floor_small,
+    Bounds, CELL_MARGIN, CellTable, FORWARD_OFFSETS, Kernel, LATTICE_SHIFT, MAX_SPAN_CELLS,
+    NEIGHBOURHOOD_OFFSETS, Points, bounds, floor_small,
 };
 pub use grid::{Grid, RunTimeDispatch, check_radius};
 #[cfg(debug_assertions)]

@@ -30,17 +30,15 @@
 use std::sync::Mutex;
 
 use hhg_core::{
-    CELL_MARGIN, CellTable, Error, Kernel, LANES, NeighborLists, Points, Real, SortScratch, bounds,
-    check_count, counting_sort,
+    CELL_MARGIN, CellTable, Error, FORWARD_OFFSETS, Kernel, LANES, NEIGHBOURHOOD_OFFSETS,
+    NeighborLists, Points, Real, SortScratch, bounds, check_count, counting_sort,
 };
 use rayon::prelude::*;
 
 use crate::collect::PairParts;
 use crate::hash::{CellHasher, KeyRule, Primes, XorHash};
 use crate::kernel::{MaskKernel, ScalarKernel, SimdKernel, spheres_point, spheres_run};
-use crate::table::{
-    Buckets, FORWARD, NEIGHBOURHOOD, TableSize, add, check_point, lists_from_pairs, near_span,
-};
+use crate::table::{Buckets, TableSize, add, check_point, lists_from_pairs, near_span};
 
 /// The finest level spans at most `2^BASE_SPAN_BITS` cells of the scene's extent.
 const BASE_SPAN_BITS: i32 = 26;
@@ -311,7 +309,7 @@ impl<T: Real> MultilevelSearch<T> {
                 let mut same =
                     |p: u32, q: u32| emit(table.order[p as usize], table.order[q as usize]);
                 spheres_run::<T, K>(table, radii, (s, e), table, radii, (s, e), true, &mut same);
-                let cells = FORWARD.map(|offset| add(c, offset));
+                let cells = FORWARD_OFFSETS.map(|offset| add(c, offset));
                 let keys = cells.map(|n| level.hasher.key(n));
                 let mut runs = [(0, 0); 13];
                 table.runs(&keys, &cells, &mut runs);
@@ -344,7 +342,7 @@ impl<T: Real> MultilevelSearch<T> {
                         {
                             end += 1;
                         }
-                        let cells = NEIGHBOURHOOD.map(|offset| add(cell, offset));
+                        let cells = NEIGHBOURHOOD_OFFSETS.map(|offset| add(cell, offset));
                         let keys = cells.map(|n| other.hasher.key(n));
                         let mut runs = [(0, 0); 27];
                         other.table.runs(&keys, &cells, &mut runs);
@@ -421,7 +419,7 @@ impl<T: Real> MultilevelSearch<T> {
             if !near_span(&level.hasher.table, c) {
                 continue;
             }
-            let cells = NEIGHBOURHOOD.map(|offset| add(c, offset));
+            let cells = NEIGHBOURHOOD_OFFSETS.map(|offset| add(c, offset));
             let keys = cells.map(|n| level.hasher.key(n));
             let mut runs = [(0, 0); 27];
             level.table.runs(&keys, &cells, &mut runs);

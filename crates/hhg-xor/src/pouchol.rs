@@ -45,13 +45,15 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use hhg_core::broad::Aabb;
-use hhg_core::{Error, FixedRadiusScheme, Kernel, PointColumns, Real, check_radius};
+use hhg_core::{
+    Error, FixedRadiusScheme, Kernel, NEIGHBOURHOOD_OFFSETS, PointColumns, Real, check_radius,
+};
 use rayon::prelude::*;
 
 use crate::collect::PairParts;
 use crate::hash::{CellHasher, KeyRule, Primes, XorHash};
 use crate::kernel::{MaskKernel, ScalarKernel, SimdKernel, inside_box, within_point, within_run};
-use crate::table::{Buckets, NEIGHBOURHOOD, TableSize, add, cell_geometry, near_span};
+use crate::table::{Buckets, TableSize, add, cell_geometry, near_span};
 
 /// The largest number of classes above class 0.
 pub const MAX_LEVELS: u32 = 30;
@@ -262,7 +264,7 @@ impl<T: Real> PoucholScheme<T> {
     }
 
     /// The top-down descent of the 27 cells around class-0 cell `c` (Listing 3): returns the
-    /// samples that reached class 0 (bit `s` for offset `NEIGHBOURHOOD[s]`) and their keys.
+    /// samples that reached class 0 (bit `s` for offset `NEIGHBOURHOOD_OFFSETS[s]`) and their keys.
     #[inline]
     fn descend_neighbourhood(&self, hasher: &CellHasher, c: [i32; 3]) -> (u32, [u32; 27]) {
         let primes = hasher.hash.primes();
@@ -314,7 +316,7 @@ impl<T: Real> PoucholScheme<T> {
             let k = alive.trailing_zeros() as usize;
             alive &= alive - 1;
             found_keys[count] = keys[k];
-            cells[count] = add(c, NEIGHBOURHOOD[k]);
+            cells[count] = add(c, NEIGHBOURHOOD_OFFSETS[k]);
             count += 1;
         }
         self.table

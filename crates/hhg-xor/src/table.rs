@@ -343,40 +343,6 @@ pub(crate) fn near_span(table: &hhg_core::CellTable, c: [i32; 3]) -> bool {
     (0..3).all(|a| c[a] >= -1 && c[a] <= table.span[a])
 }
 
-/// The 13 forward neighbour offsets of a cell: `(dz, dy, dx)` lexicographically after
-/// `(0, 0, 0)`, so that of two adjacent cells exactly one is the other's forward neighbour.
-pub(crate) const FORWARD: [[i32; 3]; 13] = [
-    [1, 0, 0],
-    [-1, 1, 0],
-    [0, 1, 0],
-    [1, 1, 0],
-    [-1, -1, 1],
-    [0, -1, 1],
-    [1, -1, 1],
-    [-1, 0, 1],
-    [0, 0, 1],
-    [1, 0, 1],
-    [-1, 1, 1],
-    [0, 1, 1],
-    [1, 1, 1],
-];
-
-/// The 27 offsets of a cell's neighbourhood (itself included), index `s = dx+1 + 3(dy+1) +
-/// 9(dz+1)`.
-pub(crate) const NEIGHBOURHOOD: [[i32; 3]; 27] = {
-    let mut offsets = [[0i32; 3]; 27];
-    let mut s = 0;
-    while s < 27 {
-        offsets[s] = [
-            (s % 3) as i32 - 1,
-            ((s / 3) % 3) as i32 - 1,
-            (s / 9) as i32 - 1,
-        ];
-        s += 1;
-    }
-    offsets
-};
-
 /// Cell `c` moved by `offset`.
 #[inline(always)]
 pub(crate) fn add(c: [i32; 3], offset: [i32; 3]) -> [i32; 3] {

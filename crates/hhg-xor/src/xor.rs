@@ -28,13 +28,15 @@
 
 use std::sync::Mutex;
 
-use hhg_core::{Error, Kernel, PointColumns, Real, check_radius};
+use hhg_core::{
+    Error, FORWARD_OFFSETS, Kernel, NEIGHBOURHOOD_OFFSETS, PointColumns, Real, check_radius,
+};
 use rayon::prelude::*;
 
 use crate::collect::PairParts;
 use crate::hash::{CellHasher, KeyRule, Primes, XorHash};
 use crate::kernel::{MaskKernel, within_point, within_run};
-use crate::table::{Buckets, FORWARD, NEIGHBOURHOOD, TableSize, add, cell_geometry, near_span};
+use crate::table::{Buckets, TableSize, add, cell_geometry, near_span};
 
 /// Fixed-radius neighbour search with XOR-of-primes cell hashing (name `"xor"`).
 ///
@@ -181,7 +183,7 @@ impl<T: Real> XorScheme<T> {
             table.for_each_run(b, |s, e, c| {
                 // All lookups first: their cache misses overlap instead of queueing behind
                 // the distance tests.
-                let cells = FORWARD.map(|offset| add(c, offset));
+                let cells = FORWARD_OFFSETS.map(|offset| add(c, offset));
                 let keys = cells.map(|n| hasher.key(n));
                 let mut runs = [(0, 0); 13];
                 table.runs(&keys, &cells, &mut runs);
@@ -206,7 +208,7 @@ impl<T: Real> XorScheme<T> {
             return;
         }
         let table = &self.table;
-        let cells = NEIGHBOURHOOD.map(|offset| add(c, offset));
+        let cells = NEIGHBOURHOOD_OFFSETS.map(|offset| add(c, offset));
         let keys = cells.map(|n| hasher.key(n));
         let mut runs = [(0, 0); 27];
         table.runs(&keys, &cells, &mut runs);
@@ -236,7 +238,7 @@ impl<T: Real> XorScheme<T> {
                         // Distinct buckets visited, with the points of visited cells in each.
                         let mut visited = [(b, e - s); 14];
                         let mut distinct = 1;
-                        for offset in FORWARD {
+                        for offset in FORWARD_OFFSETS {
                             let n = add(c, offset);
                             let key = hasher.key(n);
                             let run = table.run(key, n);
