@@ -57,6 +57,7 @@ pub use grid::{Grid, RunTimeDispatch, check_radius};
 pub use instances::shared_entry_points;
 pub use lists::{ListOrder, ListPass, NeighborLists};
 pub use pairs::PairList;
+pub use parallel::collect_unit_pairs;
 pub use real::{LANES, Real};
 pub use scheme::{CoreScheme, FixedRadiusScheme, SchemeStats};
 pub use search::{NeighborSearch, SetId};

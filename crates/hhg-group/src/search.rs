@@ -389,34 +389,16 @@ impl<T: Real> GroupScheme<T> {
             out.clear();
             return;
         };
-        let units = self.units.len();
-        if parts.len() < units {
-            parts.resize_with(units, Vec::new);
-        }
-        self.units
-            .par_iter()
-            .zip(parts[..units].par_iter_mut())
-            .for_each(|(&unit, part)| {
-                part.clear();
-                self.walk_unit::<K>(hasher, span, unit, &mut |p, q| {
+        hhg_core::collect_unit_pairs(
+            parts,
+            self.units.len(),
+            |u, part| {
+                self.walk_unit::<K>(hasher, span, self.units[u], &mut |p, q| {
                     part.push(self.caller_pair(p, q));
                 });
-            });
-        // Concatenate in unit order; only growth is written before the copies.
-        let total = parts[..units].iter().map(Vec::len).sum();
-        out.truncate(total);
-        out.resize(total, [0, 0]);
-        let mut pieces = Vec::with_capacity(units);
-        let mut rest = &mut out[..];
-        for part in &parts[..units] {
-            let (piece, tail) = std::mem::take(&mut rest).split_at_mut(part.len());
-            pieces.push(piece);
-            rest = tail;
-        }
-        pieces
-            .into_par_iter()
-            .zip(parts[..units].par_iter())
-            .for_each(|(piece, part)| piece.copy_from_slice(part));
+            },
+            out,
+        );
     }
 
     fn visit_pairs<K: Lanes<T>>(&self, visit: &mut dyn FnMut(u32, u32)) {

@@ -3,8 +3,6 @@
 
 use std::sync::Mutex;
 
-use rayon::prelude::*;
-
 /// Per-unit pair buffers, kept across searches so that a repeated search allocates nothing.
 #[derive(Debug, Default)]
 pub(crate) struct PairParts {
@@ -20,34 +18,10 @@ impl PairParts {
         fill: impl Fn(usize, &mut Vec<[u32; 2]>) + Sync,
         out: &mut Vec<[u32; 2]>,
     ) {
-        let mut guard = self
+        let mut parts = self
             .parts
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let parts = &mut *guard;
-        if parts.len() < units {
-            parts.resize_with(units, Vec::new);
-        }
-        parts[..units]
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(u, part)| {
-                part.clear();
-                fill(u, part);
-            });
-        let total = parts[..units].iter().map(Vec::len).sum();
-        // Only growth writes: every pair below `total` is overwritten by the copies.
-        out.resize(total, [0, 0]);
-        let mut rest = &mut out[..];
-        let mut pieces = Vec::with_capacity(units);
-        for part in &parts[..units] {
-            let (piece, tail) = std::mem::take(&mut rest).split_at_mut(part.len());
-            pieces.push(piece);
-            rest = tail;
-        }
-        pieces
-            .into_par_iter()
-            .zip(parts[..units].par_iter())
-            .for_each(|(piece, part)| piece.copy_from_slice(part));
+        hhg_core::collect_unit_pairs(&mut parts, units, fill, out);
     }
 }
