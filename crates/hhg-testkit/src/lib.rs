@@ -22,7 +22,8 @@ pub use pool::{THREAD_COUNTS, in_pool};
 pub use real::TestReal;
 pub use rng::SplitMix64;
 pub use scenes::{
-    Scene, cube_edge, gaussian_clusters, lattice, shuffle, to_real, uniform_box, uniform_cube,
+    Scene, cube_edge, gaussian_clusters, lattice, points_on_cell_borders, shuffle, to_real,
+    uniform_box, uniform_cube,
 };
 
 use hhg_core::{Grid, Kernel, Real};

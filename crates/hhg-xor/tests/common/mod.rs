@@ -5,7 +5,8 @@
 use hhg_core::{FixedRadiusScheme, NeighborLists, Real};
 use hhg_testkit::{
     Scene, SplitMix64, TestReal, assert_same_seq, check_lists, check_pairs, gaussian_clusters,
-    lattice, oracle_pairs, oracle_point, oracle_self, shuffle, uniform_box, uniform_cube,
+    lattice, oracle_pairs, oracle_point, oracle_self, points_on_cell_borders, shuffle, uniform_box,
+    uniform_cube,
 };
 
 /// The adversarial and randomized point scenes every fixed-radius scheme is checked on.
@@ -24,22 +25,10 @@ pub fn point_scenes<T: TestReal>() -> Vec<Scene<T>> {
     shuffle(&mut rng, &mut points);
     scenes.push(Scene::new("lattice with pairs at exactly r", &points, 0.5));
 
-    // Points where cells start (multiples of the cell edge from the box's minimum), and the
-    // same points moved by exactly r along x.
+    // Points where cells start (`(k + LATTICE_SHIFT) * edge`), and the same points moved by
+    // exactly r along x.
     let r = 0.25;
-    let cell = r * (1.0 + hhg_core::CELL_MARGIN);
-    let mut points = Vec::new();
-    for _ in 0..1200 {
-        let k: [f64; 3] = std::array::from_fn(|_| rng.below(12) as f64);
-        let border = |k: f64| (k + hhg_core::LATTICE_SHIFT) * cell;
-        let p = [border(k[0]), border(k[1]), rng.range(0.0, 12.0 * cell)];
-        points.push(p);
-        if rng.below(3) == 0 {
-            points.push([p[0] + r, p[1], p[2]]);
-        }
-    }
-    points.push([0.0; 3]);
-    shuffle(&mut rng, &mut points);
+    let points = points_on_cell_borders(&mut rng, 1200, r, 12);
     scenes.push(Scene::new("points on cell borders", &points, r));
 
     let points = uniform_cube(&mut rng, 1500, [-1000.5, -250.25, -3.0], 1.0, 30.0);
