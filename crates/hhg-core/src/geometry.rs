@@ -312,6 +312,49 @@ pub struct CellTable {
     pub dense: bool,
 }
 
+/// The 13 forward neighbour offsets `[dx, dy, dz]` of a cell: those whose `(dz, dy, dx)`
+/// comes lexicographically after `(0, 0, 0)`, in that order, so that of two adjacent cells
+/// exactly one is the other's forward neighbour.
+///
+/// The cell-by-cell pair searches of the sibling crates (hhg-xor's XOR, Pouchol and
+/// multilevel tables, hhg-group's group table) look up these neighbours one cell at a time;
+/// hhg-core's own grid reaches them as bucket rows instead.
+pub const FORWARD_OFFSETS: [[i32; 3]; 13] = [
+    [1, 0, 0],
+    [-1, 1, 0],
+    [0, 1, 0],
+    [1, 1, 0],
+    [-1, -1, 1],
+    [0, -1, 1],
+    [1, -1, 1],
+    [-1, 0, 1],
+    [0, 0, 1],
+    [1, 0, 1],
+    [-1, 1, 1],
+    [0, 1, 1],
+    [1, 1, 1],
+];
+
+/// The 27 offsets `[dx, dy, dz]` of a cell's neighbourhood, the cell itself included: offset
+/// `s` is `[s % 3 - 1, s / 3 % 3 - 1, s / 9 - 1]`, so the cell itself is offset 13.
+///
+/// The sibling crates' tables (hhg-xor's XOR, Pouchol and multilevel tables, hhg-group's
+/// group table) look up the neighbourhood of a query point or cell one cell at a time with
+/// these offsets.
+pub const NEIGHBOURHOOD_OFFSETS: [[i32; 3]; 27] = {
+    let mut offsets = [[0i32; 3]; 27];
+    let mut s = 0;
+    while s < 27 {
+        offsets[s] = [
+            (s % 3) as i32 - 1,
+            ((s / 3) % 3) as i32 - 1,
+            (s / 9) as i32 - 1,
+        ];
+        s += 1;
+    }
+    offsets
+};
+
 /// The highest corner of the lattice `(k + LATTICE_SHIFT) * cell` at or below `min`, or `min`
 /// itself where that corner is not representable closely enough (a cell edge tiny beside the
 /// coordinate).

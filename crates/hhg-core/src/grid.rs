@@ -10,7 +10,7 @@ use crate::kernel::MaskKernel;
 use crate::lists::ListOrder;
 use crate::real::{LANES, Real};
 use crate::simd::{Build, avx2_detected, avx512_detected};
-use crate::sort::{SortScratch, counting_sort, fill_identity};
+use crate::sort::{SortScratch, counting_sort, cut_units, fill_identity};
 
 /// Points per work unit of a search: units end at bucket borders, so a unit holds about
 /// this many points; small enough to balance two to sixteen threads, large enough that
@@ -386,26 +386,6 @@ impl<T: Real> Grid<T> {
     #[inline(always)]
     pub(crate) fn bucket_range(&self, b: u32) -> (u32, u32) {
         (self.starts[b as usize], self.starts[b as usize + 1])
-    }
-}
-
-/// Cuts the buckets of a counting sort (bucket starts `starts`, `n` entries) into work units
-/// of about `unit` entries each, ending at bucket borders, as bucket ranges `lo..hi`.
-pub(crate) fn cut_units(starts: &[u32], n: usize, unit: usize, units: &mut Vec<(u32, u32)>) {
-    units.clear();
-    let buckets = starts.len().saturating_sub(1);
-    let mut lo = 0usize;
-    while lo < buckets {
-        let target = starts[lo] as usize + unit;
-        let hi = if target >= n {
-            buckets
-        } else {
-            // The first bucket starting at or past the target ends the unit.
-            let hi = starts[..buckets].partition_point(|&s| (s as usize) < target);
-            hi.max(lo + 1)
-        };
-        units.push((lo as u32, hi as u32));
-        lo = hi;
     }
 }
 

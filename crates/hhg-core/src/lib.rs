@@ -48,8 +48,8 @@ mod sort;
 pub use columns::{Column, MAX_POINTS, PointColumns, check_count};
 pub use error::Error;
 pub use geometry::{
-    Bounds, CELL_MARGIN, CellTable, Kernel, LATTICE_SHIFT, MAX_SPAN_CELLS, Points, bounds,
-    floor_small,
+    Bounds, CELL_MARGIN, CellTable, FORWARD_OFFSETS, Kernel, LATTICE_SHIFT, MAX_SPAN_CELLS,
+    NEIGHBOURHOOD_OFFSETS, Points, bounds, floor_small,
 };
 pub use grid::{Grid, RunTimeDispatch, check_radius};
 #[cfg(debug_assertions)]
@@ -57,7 +57,8 @@ pub use grid::{Grid, RunTimeDispatch, check_radius};
 pub use instances::shared_entry_points;
 pub use lists::{ListOrder, ListPass, NeighborLists};
 pub use pairs::PairList;
+pub use parallel::collect_unit_pairs;
 pub use real::{LANES, Real};
 pub use scheme::{CoreScheme, FixedRadiusScheme, SchemeStats};
 pub use search::{NeighborSearch, SetId};
-pub use sort::{SortScratch, counting_sort};
+pub use sort::{SortScratch, counting_sort, cut_units};

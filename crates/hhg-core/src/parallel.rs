@@ -1,6 +1,6 @@
 //! Small parallel building blocks: disjoint writes through a shared slice, a prefix sum, a
 //! cache prefetch hint for the random accesses they make, the growth rule of per-unit
-//! buffers, and a copy that writes around the cache.
+//! buffers, a copy that writes around the cache, and the collection of pairs by work unit.
 
 use std::marker::PhantomData;
 
@@ -212,6 +212,45 @@ pub(crate) fn copy_streaming<T: bytemuck::Pod>(src: &[T], dst: &mut [std::mem::M
     }
     #[cfg(not(target_arch = "x86_64"))]
     dst.write_copy_of_slice(src);
+}
+
+/// Runs `fill(u, part)` for every work unit `u < units` in parallel, each into its own
+/// buffer `parts[u]` (cleared first), then writes the buffers back to back into `out` in
+/// unit order, so the output does not depend on the thread count. `parts` grows to `units`
+/// buffers and is kept by the caller, so a repeated collection allocates nothing.
+///
+/// The pair searches of the sibling crates (hhg-xor's tables, hhg-group's group table) collect
+/// their pairs with it.
+pub fn collect_unit_pairs(
+    parts: &mut Vec<Vec<[u32; 2]>>,
+    units: usize,
+    fill: impl Fn(usize, &mut Vec<[u32; 2]>) + Sync,
+    out: &mut Vec<[u32; 2]>,
+) {
+    if parts.len() < units {
+        parts.resize_with(units, Vec::new);
+    }
+    parts[..units]
+        .par_iter_mut()
+        .enumerate()
+        .for_each(|(u, part)| {
+            part.clear();
+            fill(u, part);
+        });
+    let total = parts[..units].iter().map(Vec::len).sum();
+    // Only growth writes: every pair below `total` is overwritten by the copies.
+    out.resize(total, [0, 0]);
+    let mut rest = &mut out[..];
+    let mut pieces = Vec::with_capacity(units);
+    for part in &parts[..units] {
+        let (piece, tail) = std::mem::take(&mut rest).split_at_mut(part.len());
+        pieces.push(piece);
+        rest = tail;
+    }
+    pieces
+        .into_par_iter()
+        .zip(parts[..units].par_iter())
+        .for_each(|(piece, part)| piece.copy_from_slice(part));
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! The parallel, stable counting sort that orders points by bucket.
+//! The parallel, stable counting sort that orders points by bucket, and the cut of its buckets
+//! into work units.
 
 use rayon::prelude::*;
 
@@ -141,6 +142,29 @@ pub fn counting_sort(
     );
     // The keys did not ascend, so the order is the identity only if there are none.
     n == 0
+}
+
+/// Cuts the buckets of a counting sort (bucket starts `starts`, `n` entries) into work units
+/// of about `unit` entries each, ending at bucket borders, as bucket ranges `lo..hi`.
+///
+/// The grid and the broad phase cut their buckets with it, and so do the sibling crates'
+/// tables that sort with [`counting_sort`] (hhg-xor's `Buckets`).
+pub fn cut_units(starts: &[u32], n: usize, unit: usize, units: &mut Vec<(u32, u32)>) {
+    units.clear();
+    let buckets = starts.len().saturating_sub(1);
+    let mut lo = 0usize;
+    while lo < buckets {
+        let target = starts[lo] as usize + unit;
+        let hi = if target >= n {
+            buckets
+        } else {
+            // The first bucket starting at or past the target ends the unit.
+            let hi = starts[..buckets].partition_point(|&s| (s as usize) < target);
+            hi.max(lo + 1)
+        };
+        units.push((lo as u32, hi as u32));
+        lo = hi;
+    }
 }
 
 /// Counts, for each part of `part_len` keys, how many keys fall in each of `rows` rows

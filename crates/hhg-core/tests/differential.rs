@@ -4,8 +4,8 @@ use std::sync::Mutex;
 
 use hhg_core::reorder::{apply_order, apply_order_with, gather_into};
 use hhg_core::{
-    CELL_MARGIN, CellTable, Error, Grid, Kernel, LATTICE_SHIFT, NeighborLists, PairList,
-    PointColumns, Points, Real, RunTimeDispatch,
+    CELL_MARGIN, CellTable, Error, Grid, Kernel, NeighborLists, PairList, PointColumns, Points,
+    Real, RunTimeDispatch,
 };
 use hhg_testkit::{
     Csr, Scene, SplitMix64, THREAD_COUNTS, TestReal, assert_same_seq, build_grid,
@@ -700,22 +700,9 @@ fn lattice_with_shells_at_r<T: TestReal>() {
 /// Points placed exactly where cells start (`(k + LATTICE_SHIFT) * edge`), and the same
 /// points moved by exactly r along x.
 fn points_on_cell_borders<T: TestReal>() {
-    let r: f64 = 0.25;
-    let cell = r * (1.0 + CELL_MARGIN);
+    let r = 0.25;
     let mut rng = SplitMix64::new(41);
-    let mut points = Vec::new();
-    for _ in 0..1500 {
-        let k: [f64; 3] = std::array::from_fn(|_| rng.below(12) as f64);
-        let border = |k: f64| (k + LATTICE_SHIFT) * cell;
-        let p = [border(k[0]), border(k[1]), rng.range(0.0, 12.0 * cell)];
-        points.push(p);
-        if rng.below(3) == 0 {
-            points.push([p[0] + r, p[1], p[2]]);
-        }
-    }
-    // Pin the box's minimum near the origin.
-    points.push([0.0; 3]);
-    shuffle(&mut rng, &mut points);
+    let points = hhg_testkit::points_on_cell_borders(&mut rng, 1500, r, 12);
     check_scene(41, &Scene::<T>::new("points on cell borders", &points, r));
 }
 

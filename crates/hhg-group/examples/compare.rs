@@ -7,23 +7,10 @@ use std::time::{Duration, Instant};
 
 use hhg_core::{CoreScheme, FixedRadiusScheme, Kernel, Real};
 use hhg_group::{GroupConfig, GroupScheme};
+use hhg_testkit::SplitMix64;
 
 /// Timed repetitions per measurement; the median is reported.
 const REPS: usize = 7;
-
-/// SplitMix64, so that the scene is the same on every run.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    /// A uniform value in `[0, 1)`.
-    fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
 
 /// The median of `REPS` timings of `op` (after one warm-up run).
 fn median(mut op: impl FnMut()) -> Duration {
@@ -78,7 +65,7 @@ fn main() {
         .unwrap();
     let radius = 1.0f32;
     let edge = (n as f64 * 4.0 / 3.0 * std::f64::consts::PI / 40.0).cbrt();
-    let mut rng = SplitMix64(7);
+    let mut rng = SplitMix64::new(7);
     let points: Vec<[f32; 3]> = (0..n)
         .map(|_| std::array::from_fn(|_| (rng.uniform() * edge) as f32))
         .collect();

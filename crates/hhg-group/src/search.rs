@@ -33,7 +33,10 @@
 //! thus tested exactly once. Each unit fills its own buffer; the buffers are concatenated in
 //! unit order, so the output does not depend on the thread count.
 
-use hhg_core::{Error, FixedRadiusScheme, Kernel, LANES, NeighborLists, Real, SchemeStats};
+use hhg_core::{
+    Error, FORWARD_OFFSETS, FixedRadiusScheme, Kernel, LANES, NEIGHBOURHOOD_OFFSETS, NeighborLists,
+    Real, SchemeStats,
+};
 use rayon::prelude::*;
 
 use crate::hash::{GroupHasher, MAX_CANDIDATES};
@@ -41,39 +44,6 @@ use crate::scheme::GroupScheme;
 
 /// At most this many points of one cell share a pass over the candidate blocks.
 const BATCH: usize = 16;
-
-/// The 13 forward neighbour offsets: every unordered pair of adjacent cells is one cell's
-/// forward neighbour exactly once.
-const FORWARD: [[i32; 3]; 13] = [
-    [1, 0, 0],
-    [-1, 1, 0],
-    [0, 1, 0],
-    [1, 1, 0],
-    [-1, -1, 1],
-    [0, -1, 1],
-    [1, -1, 1],
-    [-1, 0, 1],
-    [0, 0, 1],
-    [1, 0, 1],
-    [-1, 1, 1],
-    [0, 1, 1],
-    [1, 1, 1],
-];
-
-/// All 27 cells around a cell, itself included.
-const FULL: [[i32; 3]; 27] = {
-    let mut offsets = [[0i32; 3]; 27];
-    let mut k = 0;
-    while k < 27 {
-        offsets[k] = [
-            (k % 3) as i32 - 1,
-            ((k / 3) % 3) as i32 - 1,
-            (k / 9) as i32 - 1,
-        ];
-        k += 1;
-    }
-    offsets
-};
 
 /// For each forward offset `o`, the forward offset `o + (1, 0, 0)` when it is one: the
 /// neighbour that cell `c + (1, 0, 0)` shares with cell `c`.
@@ -83,9 +53,9 @@ const SHIFTED: [Option<usize>; 13] = {
     while o < 13 {
         let mut p = 0;
         while p < 13 {
-            if FORWARD[p][0] == FORWARD[o][0] + 1
-                && FORWARD[p][1] == FORWARD[o][1]
-                && FORWARD[p][2] == FORWARD[o][2]
+            if FORWARD_OFFSETS[p][0] == FORWARD_OFFSETS[o][0] + 1
+                && FORWARD_OFFSETS[p][1] == FORWARD_OFFSETS[o][1]
+                && FORWARD_OFFSETS[p][2] == FORWARD_OFFSETS[o][2]
             {
                 shifted[o] = Some(p);
             }
@@ -309,7 +279,7 @@ impl<T: Real> GroupScheme<T> {
         let mut found = [(0u32, 0u32); 13];
         let mut fresh = [0usize; 13];
         let mut count = 0;
-        for o in 0..FORWARD.len() {
+        for o in 0..FORWARD_OFFSETS.len() {
             match SHIFTED[o] {
                 Some(p) if follows => found[o] = cache.found[p],
                 _ => {
@@ -318,7 +288,14 @@ impl<T: Real> GroupScheme<T> {
                 }
             }
         }
-        self.resolve::<K>(hasher, span, cell, &FORWARD, &fresh[..count], &mut found);
+        self.resolve::<K>(
+            hasher,
+            span,
+            cell,
+            &FORWARD_OFFSETS,
+            &fresh[..count],
+            &mut found,
+        );
         cache.cell = Some(cell);
         cache.found = found;
         out.len = 0;
@@ -341,7 +318,7 @@ impl<T: Real> GroupScheme<T> {
     ) {
         let mut found = [(0u32, 0u32); 27];
         let all: [usize; 27] = std::array::from_fn(|o| o);
-        self.resolve::<K>(hasher, span, cell, &FULL, &all, &mut found);
+        self.resolve::<K>(hasher, span, cell, &NEIGHBOURHOOD_OFFSETS, &all, &mut found);
         out.len = 0;
         for &(s, e) in &found {
             if s < e {
@@ -412,34 +389,16 @@ impl<T: Real> GroupScheme<T> {
             out.clear();
             return;
         };
-        let units = self.units.len();
-        if parts.len() < units {
-            parts.resize_with(units, Vec::new);
-        }
-        self.units
-            .par_iter()
-            .zip(parts[..units].par_iter_mut())
-            .for_each(|(&unit, part)| {
-                part.clear();
-                self.walk_unit::<K>(hasher, span, unit, &mut |p, q| {
+        hhg_core::collect_unit_pairs(
+            parts,
+            self.units.len(),
+            |u, part| {
+                self.walk_unit::<K>(hasher, span, self.units[u], &mut |p, q| {
                     part.push(self.caller_pair(p, q));
                 });
-            });
-        // Concatenate in unit order; only growth is written before the copies.
-        let total = parts[..units].iter().map(Vec::len).sum();
-        out.truncate(total);
-        out.resize(total, [0, 0]);
-        let mut pieces = Vec::with_capacity(units);
-        let mut rest = &mut out[..];
-        for part in &parts[..units] {
-            let (piece, tail) = std::mem::take(&mut rest).split_at_mut(part.len());
-            pieces.push(piece);
-            rest = tail;
-        }
-        pieces
-            .into_par_iter()
-            .zip(parts[..units].par_iter())
-            .for_each(|(piece, part)| piece.copy_from_slice(part));
+            },
+            out,
+        );
     }
 
     fn visit_pairs<K: Lanes<T>>(&self, visit: &mut dyn FnMut(u32, u32)) {

@@ -1,8 +1,8 @@
 //! Shared helpers of the workspace's integration tests (a dev-only crate): a seeded PRNG, scene generators, brute-force oracles and exact checks.
 //!
-//! The crates' own integration tests take it as a dev-dependency; nothing here is part of a
-//! published API. Every helper is deterministic: the same seed gives the same scene, so a
-//! failure can be replayed.
+//! The crates' own integration tests (and their examples, for the seeded PRNG) take it as a
+//! dev-dependency; nothing here is part of a published API. Every helper is deterministic:
+//! the same seed gives the same scene, so a failure can be replayed.
 
 mod checks;
 mod oracle;
@@ -22,7 +22,8 @@ pub use pool::{THREAD_COUNTS, in_pool};
 pub use real::TestReal;
 pub use rng::SplitMix64;
 pub use scenes::{
-    Scene, cube_edge, gaussian_clusters, lattice, shuffle, to_real, uniform_box, uniform_cube,
+    Scene, cube_edge, gaussian_clusters, lattice, points_on_cell_borders, shuffle, to_real,
+    uniform_box, uniform_cube,
 };
 
 use hhg_core::{Grid, Kernel, Real};

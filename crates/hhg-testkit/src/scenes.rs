@@ -1,6 +1,6 @@
 //! Point scenes: named point sets with their radius, and the generators that make them.
 
-use hhg_core::Real;
+use hhg_core::{CELL_MARGIN, LATTICE_SHIFT, Real};
 
 use crate::{SplitMix64, TestReal};
 
@@ -70,6 +70,40 @@ pub fn gaussian_clusters(
             points.push(std::array::from_fn(|a| centre[a] + sigma * rng.gaussian()));
         }
     }
+    points
+}
+
+/// `count` points exactly where cells start for radius `r`: `x` and `y` at
+/// `(k + LATTICE_SHIFT) * cell` for whole `k` in `0..cells`, with `cell = r * (1 + CELL_MARGIN)`
+/// hhg-core's cell edge, and `z` anywhere in those `cells` cells; about a third of them again,
+/// moved by exactly `r` along x; and the origin, which pins the box's minimum. Shuffled.
+///
+/// The cell-border scene of hhg-core's differential tests, hhg-xor's and hhg-group's scenes.
+pub fn points_on_cell_borders(
+    rng: &mut SplitMix64,
+    count: usize,
+    r: f64,
+    cells: usize,
+) -> Vec<[f64; 3]> {
+    let cell = r * (1.0 + CELL_MARGIN);
+    let border = |k: f64| (k + LATTICE_SHIFT) * cell;
+    let mut points = Vec::new();
+    for _ in 0..count {
+        // Three draws, of which z's is unused, so that the scenes stay those the tests had
+        // before they shared this generator.
+        let k: [f64; 3] = std::array::from_fn(|_| rng.below(cells) as f64);
+        let p = [
+            border(k[0]),
+            border(k[1]),
+            rng.range(0.0, cells as f64 * cell),
+        ];
+        points.push(p);
+        if rng.below(3) == 0 {
+            points.push([p[0] + r, p[1], p[2]]);
+        }
+    }
+    points.push([0.0; 3]);
+    shuffle(rng, &mut points);
     points
 }
 

@@ -6,21 +6,8 @@
 use std::time::Instant;
 
 use hhg_core::{CoreScheme, FixedRadiusScheme, Real};
+use hhg_testkit::SplitMix64;
 use hhg_xor::{PoucholScheme, Primes, XorScheme};
-
-/// SplitMix64: a tiny seedable generator, so that every run measures the same scene.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    /// A uniform value in `[0, 1)`.
-    fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
 
 /// The median of some timings, in milliseconds.
 fn median(mut times: Vec<f64>) -> f64 {
@@ -60,7 +47,7 @@ fn measure<T: Real>(scheme: &mut dyn FixedRadiusScheme<T>, points: &[[T; 3]], ru
 /// Runs the comparison in one precision.
 fn compare<T: Real>(n: usize, neighbours: f64, runs: usize) {
     let edge = (n as f64 * 4.0 / 3.0 * std::f64::consts::PI / neighbours).cbrt();
-    let mut rng = SplitMix64(42);
+    let mut rng = SplitMix64::new(42);
     let points: Vec<[T; 3]> = (0..n)
         .map(|_| std::array::from_fn(|_| T::from_f64(edge * rng.uniform())))
         .collect();

@@ -206,6 +206,23 @@ pub(crate) fn within_point<T: Real, K: MaskKernel>(
     }
 }
 
+/// Appends the caller's index of every point of the runs `runs` (sorted positions of
+/// `table`) within `sqrt(r2)` of the query point `p`.
+#[inline(always)]
+pub(crate) fn query_runs<T: Real, K: MaskKernel>(
+    table: &Buckets<T>,
+    r2: T,
+    p: [T; 3],
+    runs: &[(u32, u32)],
+    out: &mut Vec<u32>,
+) {
+    for &run in runs {
+        within_point::<T, K>(table, r2, p, run, &mut |q| {
+            out.push(table.order[q as usize])
+        });
+    }
+}
+
 /// Calls `emit(q)` for every point of `cand` (sorted positions of `table`) inside the closed
 /// box `lo..=hi`.
 #[inline(always)]

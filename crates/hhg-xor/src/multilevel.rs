@@ -27,20 +27,16 @@
 //! - **Queries**: the particles whose radius reaches a point `p` (`|p - xj| <= rj`, an SPH
 //!   gather) are in the 27 cells around `p` in every level.
 
-use std::sync::Mutex;
-
 use hhg_core::{
-    CELL_MARGIN, CellTable, Error, Kernel, LANES, NeighborLists, Points, Real, SortScratch, bounds,
-    check_count, counting_sort,
+    CELL_MARGIN, CellTable, Error, FORWARD_OFFSETS, Kernel, LANES, NEIGHBOURHOOD_OFFSETS,
+    NeighborLists, Points, Real, SortScratch, bounds, check_count, counting_sort,
 };
 use rayon::prelude::*;
 
-use crate::collect::PairParts;
+use crate::collect::PairBuffers;
 use crate::hash::{CellHasher, KeyRule, Primes, XorHash};
 use crate::kernel::{MaskKernel, ScalarKernel, SimdKernel, spheres_point, spheres_run};
-use crate::table::{
-    Buckets, FORWARD, NEIGHBOURHOOD, TableSize, add, check_point, lists_from_pairs, near_span,
-};
+use crate::table::{Buckets, TableSize, add, check_point, near_span};
 
 /// The finest level spans at most `2^BASE_SPAN_BITS` cells of the scene's extent.
 const BASE_SPAN_BITS: i32 = 26;
@@ -100,8 +96,7 @@ pub struct MultilevelSearch<T: Real> {
     sort_scratch: SortScratch,
     /// Work units: (level index, bucket range).
     units: Vec<(u32, u32, u32)>,
-    parts: PairParts,
-    pairs_scratch: Mutex<Vec<[u32; 2]>>,
+    pair_buffers: PairBuffers,
 }
 
 impl<T: Real> MultilevelSearch<T> {
@@ -121,8 +116,7 @@ impl<T: Real> MultilevelSearch<T> {
             members: Vec::new(),
             sort_scratch: SortScratch::default(),
             units: Vec::new(),
-            parts: PairParts::default(),
-            pairs_scratch: Mutex::new(Vec::new()),
+            pair_buffers: PairBuffers::default(),
         }
     }
 
@@ -311,7 +305,7 @@ impl<T: Real> MultilevelSearch<T> {
                 let mut same =
                     |p: u32, q: u32| emit(table.order[p as usize], table.order[q as usize]);
                 spheres_run::<T, K>(table, radii, (s, e), table, radii, (s, e), true, &mut same);
-                let cells = FORWARD.map(|offset| add(c, offset));
+                let cells = FORWARD_OFFSETS.map(|offset| add(c, offset));
                 let keys = cells.map(|n| level.hasher.key(n));
                 let mut runs = [(0, 0); 13];
                 table.runs(&keys, &cells, &mut runs);
@@ -344,7 +338,7 @@ impl<T: Real> MultilevelSearch<T> {
                         {
                             end += 1;
                         }
-                        let cells = NEIGHBOURHOOD.map(|offset| add(cell, offset));
+                        let cells = NEIGHBOURHOOD_OFFSETS.map(|offset| add(cell, offset));
                         let keys = cells.map(|n| other.hasher.key(n));
                         let mut runs = [(0, 0); 27];
                         other.table.runs(&keys, &cells, &mut runs);
@@ -372,7 +366,7 @@ impl<T: Real> MultilevelSearch<T> {
 
     /// Every pair, in unit order, with kernel `K`.
     fn pairs_with<K: MaskKernel>(&self, out: &mut Vec<[u32; 2]>) {
-        self.parts.collect(
+        self.pair_buffers.collect(
             self.units.len(),
             |u, part| {
                 self.walk_unit::<K>(self.units[u], &mut |i, j| {
@@ -406,12 +400,8 @@ impl<T: Real> MultilevelSearch<T> {
 
     /// Per-particle neighbour lists in CSR form, both directions, each ascending.
     pub fn neighbor_lists(&self, out: &mut NeighborLists<T>) {
-        let mut pairs = self
-            .pairs_scratch
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        self.pairs(&mut pairs);
-        lists_from_pairs(self.len, &pairs, out);
+        self.pair_buffers
+            .neighbor_lists(self.len, |pairs| self.pairs(pairs), out);
     }
 
     /// Appends the particles whose radius reaches `p` (unsorted) with kernel `K`.
@@ -421,7 +411,7 @@ impl<T: Real> MultilevelSearch<T> {
             if !near_span(&level.hasher.table, c) {
                 continue;
             }
-            let cells = NEIGHBOURHOOD.map(|offset| add(c, offset));
+            let cells = NEIGHBOURHOOD_OFFSETS.map(|offset| add(c, offset));
             let keys = cells.map(|n| level.hasher.key(n));
             let mut runs = [(0, 0); 27];
             level.table.runs(&keys, &cells, &mut runs);

@@ -41,17 +41,16 @@
 //! collisions"), and a flag set by a foreign cell only costs a descent that finds nothing,
 //! never a wrong result.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use hhg_core::broad::Aabb;
-use hhg_core::{Error, FixedRadiusScheme, Kernel, PointColumns, Real, check_radius};
+use hhg_core::{Error, FixedRadiusScheme, Kernel, NEIGHBOURHOOD_OFFSETS, Real, check_radius};
 use rayon::prelude::*;
 
-use crate::collect::PairParts;
+use crate::collect::PairBuffers;
 use crate::hash::{CellHasher, KeyRule, Primes, XorHash};
-use crate::kernel::{MaskKernel, ScalarKernel, SimdKernel, inside_box, within_point, within_run};
-use crate::table::{Buckets, NEIGHBOURHOOD, TableSize, add, cell_geometry, near_span};
+use crate::kernel::{MaskKernel, ScalarKernel, SimdKernel, inside_box, query_runs, within_run};
+use crate::table::{Buckets, TableSize, add, cell_geometry, query_cell};
 
 /// The largest number of classes above class 0.
 pub const MAX_LEVELS: u32 = 30;
@@ -102,8 +101,7 @@ pub struct PoucholScheme<T: Real> {
     table: Buckets<T>,
     /// The `has_children` flag of every bucket, one bit each.
     children: Vec<AtomicU64>,
-    parts: PairParts,
-    pairs_scratch: Mutex<Vec<[u32; 2]>>,
+    pair_buffers: PairBuffers,
 }
 
 impl<T: Real> PoucholScheme<T> {
@@ -135,16 +133,13 @@ impl<T: Real> PoucholScheme<T> {
             top: 0,
             table: Buckets::default(),
             children: Vec::new(),
-            parts: PairParts::default(),
-            pairs_scratch: Mutex::new(Vec::new()),
+            pair_buffers: PairBuffers::default(),
         })
     }
 
-    /// Sets the table size of later builds.
-    pub fn set_table_size(&mut self, size: TableSize) -> Result<(), Error> {
-        size.check()?;
-        self.size = size;
-        Ok(())
+    crate::table::table_accessors! {
+        hasher: "The cell geometry (of class 0) and hash of the last build (`None` while empty).",
+        sorted_cells: "The class-0 cell of each sorted position.",
     }
 
     /// Sets the number of classes of later builds.
@@ -154,46 +149,9 @@ impl<T: Real> PoucholScheme<T> {
         Ok(())
     }
 
-    /// Chooses the SIMD (default) or the scalar reference kernel for hashing and tests;
-    /// both give identical results.
-    pub fn set_kernel(&mut self, kernel: Kernel) {
-        self.kernel = kernel;
-    }
-
-    /// The kernel in use.
-    pub fn kernel(&self) -> Kernel {
-        self.kernel
-    }
-
     /// The number of classes above class 0 in the last build.
     pub fn top_class(&self) -> u32 {
         self.top
-    }
-
-    /// The cell geometry (of class 0) and hash of the last build (`None` while empty).
-    pub fn hasher(&self) -> Option<&CellHasher> {
-        self.hasher.as_ref()
-    }
-
-    /// The caller's index of each sorted position.
-    pub fn order(&self) -> &[u32] {
-        &self.table.order
-    }
-
-    /// The points in sorted order, as padded SoA columns.
-    pub fn sorted_points(&self) -> &PointColumns<T> {
-        &self.table.sorted
-    }
-
-    /// The class-0 cell of each sorted position.
-    pub fn sorted_cells(&self) -> &[[i32; 3]] {
-        &self.table.cells
-    }
-
-    /// The bucket starts of the last build: bucket `b` holds sorted positions
-    /// `starts[b]..starts[b + 1]`.
-    pub fn bucket_starts(&self) -> &[u32] {
-        &self.table.starts
     }
 
     /// Tells whether bucket `b`'s `has_children` flag is set.
@@ -262,7 +220,7 @@ impl<T: Real> PoucholScheme<T> {
     }
 
     /// The top-down descent of the 27 cells around class-0 cell `c` (Listing 3): returns the
-    /// samples that reached class 0 (bit `s` for offset `NEIGHBOURHOOD[s]`) and their keys.
+    /// samples that reached class 0 (bit `s` for offset `NEIGHBOURHOOD_OFFSETS[s]`) and their keys.
     #[inline]
     fn descend_neighbourhood(&self, hasher: &CellHasher, c: [i32; 3]) -> (u32, [u32; 27]) {
         let primes = hasher.hash.primes();
@@ -314,7 +272,7 @@ impl<T: Real> PoucholScheme<T> {
             let k = alive.trailing_zeros() as usize;
             alive &= alive - 1;
             found_keys[count] = keys[k];
-            cells[count] = add(c, NEIGHBOURHOOD[k]);
+            cells[count] = add(c, NEIGHBOURHOOD_OFFSETS[k]);
             count += 1;
         }
         self.table
@@ -358,21 +316,12 @@ impl<T: Real> PoucholScheme<T> {
 
     /// Appends the neighbours of `point` (caller indices, unsorted) with kernel `K`.
     fn query_with<K: MaskKernel>(&self, point: [T; 3], out: &mut Vec<u32>) {
-        let Some(hasher) = self.hasher.as_ref() else {
+        let Some((hasher, c)) = query_cell(self.hasher.as_ref(), point) else {
             return;
         };
-        let c = hasher.cell(point);
-        if !near_span(&hasher.table, c) {
-            return;
-        }
-        let table = &self.table;
         let mut runs = [(0, 0); 27];
         let found = self.neighbour_runs(hasher, c, true, &mut runs);
-        for &run in &runs[..found] {
-            within_point::<T, K>(table, self.r2, point, run, &mut |q| {
-                out.push(table.order[q as usize])
-            });
-        }
+        query_runs::<T, K>(&self.table, self.r2, point, &runs[..found], out);
     }
 
     /// The class-0 cells overlapped by `aabb` (after validation), clamped to the occupied

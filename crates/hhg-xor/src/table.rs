@@ -11,7 +11,7 @@
 //! have disjoint runs, a pair is never reported twice even when two neighbour cells of one
 //! cell share a bucket.
 
-use hhg_core::{Error, Kernel, LANES, PointColumns, Real, SortScratch, counting_sort};
+use hhg_core::{Error, Kernel, LANES, PointColumns, Real, SortScratch, counting_sort, cut_units};
 use rayon::prelude::*;
 
 use crate::hash::{CellHasher, MAX_BUCKETS};
@@ -315,26 +315,6 @@ impl<T: Real> Buckets<T> {
     }
 }
 
-/// Cuts the buckets of a counting sort (bucket starts `starts`, `n` entries) into work units
-/// of about `unit` entries each, ending at bucket borders, as bucket ranges `lo..hi`.
-pub(crate) fn cut_units(starts: &[u32], n: usize, unit: usize, units: &mut Vec<(u32, u32)>) {
-    units.clear();
-    let buckets = starts.len().saturating_sub(1);
-    let mut lo = 0usize;
-    while lo < buckets {
-        let target = starts[lo] as usize + unit;
-        let hi = if target >= n {
-            buckets
-        } else {
-            // The first bucket starting at or past the target ends the unit.
-            let hi = starts[..buckets].partition_point(|&s| (s as usize) < target);
-            hi.max(lo + 1)
-        };
-        units.push((lo as u32, hi as u32));
-        lo = hi;
-    }
-}
-
 /// Validates `points` for a search within `radius` exactly as hhg-core does (too many points,
 /// NaN or infinite coordinates, a span beyond the integer cell range) and returns the cell
 /// geometry (origin at the bounding box's minimum, cells of edge `radius * (1 + CELL_MARGIN)`),
@@ -363,39 +343,17 @@ pub(crate) fn near_span(table: &hhg_core::CellTable, c: [i32; 3]) -> bool {
     (0..3).all(|a| c[a] >= -1 && c[a] <= table.span[a])
 }
 
-/// The 13 forward neighbour offsets of a cell: `(dz, dy, dx)` lexicographically after
-/// `(0, 0, 0)`, so that of two adjacent cells exactly one is the other's forward neighbour.
-pub(crate) const FORWARD: [[i32; 3]; 13] = [
-    [1, 0, 0],
-    [-1, 1, 0],
-    [0, 1, 0],
-    [1, 1, 0],
-    [-1, -1, 1],
-    [0, -1, 1],
-    [1, -1, 1],
-    [-1, 0, 1],
-    [0, 0, 1],
-    [1, 0, 1],
-    [-1, 1, 1],
-    [0, 1, 1],
-    [1, 1, 1],
-];
-
-/// The 27 offsets of a cell's neighbourhood (itself included), index `s = dx+1 + 3(dy+1) +
-/// 9(dz+1)`.
-pub(crate) const NEIGHBOURHOOD: [[i32; 3]; 27] = {
-    let mut offsets = [[0i32; 3]; 27];
-    let mut s = 0;
-    while s < 27 {
-        offsets[s] = [
-            (s % 3) as i32 - 1,
-            ((s / 3) % 3) as i32 - 1,
-            (s / 9) as i32 - 1,
-        ];
-        s += 1;
-    }
-    offsets
-};
+/// The hasher of the last build (`hasher`, `None` while empty) and the cell of the query
+/// point `point`, or `None` when no occupied cell can be among that cell's 27 neighbours.
+#[inline(always)]
+pub(crate) fn query_cell<T: Real>(
+    hasher: Option<&CellHasher>,
+    point: [T; 3],
+) -> Option<(&CellHasher, [i32; 3])> {
+    let hasher = hasher?;
+    let c = hasher.cell(point);
+    near_span(&hasher.table, c).then_some((hasher, c))
+}
 
 /// Cell `c` moved by `offset`.
 #[inline(always)]
@@ -415,27 +373,9 @@ pub(crate) fn check_point<T: Real>(point: [T; 3]) -> Result<(), Error> {
     }
 }
 
-/// Replaces `out` by the lists of `n` objects with the unique pairs `pairs`.
-///
-/// [`hhg_core::NeighborLists::assign_from_pairs`] cannot count-sort into zero lists, so no
-/// object at all is answered by an empty grid's lists.
-pub(crate) fn lists_from_pairs<T: Real>(
-    n: usize,
-    pairs: &[[u32; 2]],
-    out: &mut hhg_core::NeighborLists<T>,
-) {
-    if n == 0 {
-        let grid = hhg_core::Grid::new(T::from_f64(1.0)).expect("radius 1 is valid");
-        grid.neighbor_lists(out);
-    } else {
-        out.assign_from_pairs(n, pairs)
-            .expect("the table's pairs index its points");
-    }
-}
-
 /// Implements [`FixedRadiusScheme`] for a table scheme of this crate (`XorScheme`,
 /// `PoucholScheme`), with the pair collection both share: both keep a `table` of sorted
-/// columns, an optional `hasher`, a `kernel` choice, per-unit `parts` and a `pairs_scratch`,
+/// columns, an optional `hasher`, a `kernel` choice and their `pair_buffers`,
 /// and provide `build_table`, `walk_unit` and `query_with`; `$candidates` computes
 /// `pair_candidates` from `$this`.
 macro_rules! impl_fixed_radius_scheme {
@@ -461,7 +401,7 @@ macro_rules! impl_fixed_radius_scheme {
                     out.clear();
                     return;
                 };
-                self.parts.collect(
+                self.pair_buffers.collect(
                     self.table.units.len(),
                     |u, part| self.unit_pairs::<K>(hasher, u, part),
                     out,
@@ -496,12 +436,8 @@ macro_rules! impl_fixed_radius_scheme {
             }
 
             fn neighbor_lists(&self, out: &mut hhg_core::NeighborLists<T>) {
-                let mut pairs = self
-                    .pairs_scratch
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                self.pairs(&mut pairs);
-                $crate::table::lists_from_pairs(self.len(), &pairs, out);
+                self.pair_buffers
+                    .neighbor_lists(self.len(), |pairs| self.pairs(pairs), out);
             }
 
             fn for_each_pair(&self, visit: &mut dyn FnMut(u32, u32)) {
@@ -555,3 +491,57 @@ macro_rules! impl_fixed_radius_scheme {
 }
 
 pub(crate) use impl_fixed_radius_scheme;
+
+/// The setters and accessors that `XorScheme` and `PoucholScheme` share, as methods of the
+/// impl block the macro stands in: both keep a table `size`, a `kernel` choice, an optional
+/// `hasher` and a `table` of sorted columns. `hasher` and `sorted_cells` take their
+/// documentation from the caller (Pouchol's cells are those of class 0).
+macro_rules! table_accessors {
+    (hasher: $hasher_doc:literal, sorted_cells: $cells_doc:literal $(,)?) => {
+        /// Sets the table size of later builds.
+        pub fn set_table_size(&mut self, size: $crate::TableSize) -> Result<(), hhg_core::Error> {
+            size.check()?;
+            self.size = size;
+            Ok(())
+        }
+
+        /// Chooses the SIMD (default) or the scalar reference kernel for hashing and distance
+        /// tests; both give identical results.
+        pub fn set_kernel(&mut self, kernel: hhg_core::Kernel) {
+            self.kernel = kernel;
+        }
+
+        /// The kernel in use.
+        pub fn kernel(&self) -> hhg_core::Kernel {
+            self.kernel
+        }
+
+        #[doc = $hasher_doc]
+        pub fn hasher(&self) -> Option<&$crate::CellHasher> {
+            self.hasher.as_ref()
+        }
+
+        /// The caller's index of each sorted position (points sorted by bucket, then cell).
+        pub fn order(&self) -> &[u32] {
+            &self.table.order
+        }
+
+        /// The points in sorted order, as padded SoA columns.
+        pub fn sorted_points(&self) -> &hhg_core::PointColumns<T> {
+            &self.table.sorted
+        }
+
+        #[doc = $cells_doc]
+        pub fn sorted_cells(&self) -> &[[i32; 3]] {
+            &self.table.cells
+        }
+
+        /// The bucket starts of the last build: bucket `b` holds sorted positions
+        /// `starts[b]..starts[b + 1]`.
+        pub fn bucket_starts(&self) -> &[u32] {
+            &self.table.starts
+        }
+    };
+}
+
+pub(crate) use table_accessors;

@@ -26,15 +26,13 @@
 //! neighbourhood costs 13 (or 27) hash evaluations and lookups, and its candidates come as up
 //! to 14 short runs rather than a few long rows.
 
-use std::sync::Mutex;
-
-use hhg_core::{Error, Kernel, PointColumns, Real, check_radius};
+use hhg_core::{Error, FORWARD_OFFSETS, Kernel, NEIGHBOURHOOD_OFFSETS, Real, check_radius};
 use rayon::prelude::*;
 
-use crate::collect::PairParts;
+use crate::collect::PairBuffers;
 use crate::hash::{CellHasher, KeyRule, Primes, XorHash};
-use crate::kernel::{MaskKernel, within_point, within_run};
-use crate::table::{Buckets, FORWARD, NEIGHBOURHOOD, TableSize, add, cell_geometry, near_span};
+use crate::kernel::{MaskKernel, query_runs, within_run};
+use crate::table::{Buckets, TableSize, add, cell_geometry, query_cell};
 
 /// Fixed-radius neighbour search with XOR-of-primes cell hashing (name `"xor"`).
 ///
@@ -59,8 +57,7 @@ pub struct XorScheme<T: Real> {
     kernel: Kernel,
     hasher: Option<CellHasher>,
     table: Buckets<T>,
-    parts: PairParts,
-    pairs_scratch: Mutex<Vec<[u32; 2]>>,
+    pair_buffers: PairBuffers,
 }
 
 impl<T: Real> XorScheme<T> {
@@ -81,16 +78,13 @@ impl<T: Real> XorScheme<T> {
             kernel: Kernel::Simd,
             hasher: None,
             table: Buckets::default(),
-            parts: PairParts::default(),
-            pairs_scratch: Mutex::new(Vec::new()),
+            pair_buffers: PairBuffers::default(),
         })
     }
 
-    /// Sets the table size of later builds.
-    pub fn set_table_size(&mut self, size: TableSize) -> Result<(), Error> {
-        size.check()?;
-        self.size = size;
-        Ok(())
+    crate::table::table_accessors! {
+        hasher: "The cell geometry and hash of the last build (`None` while empty).",
+        sorted_cells: "The cell of each sorted position.",
     }
 
     /// The table size of later builds.
@@ -98,46 +92,9 @@ impl<T: Real> XorScheme<T> {
         self.size
     }
 
-    /// Chooses the SIMD (default) or the scalar reference kernel for hashing and distance
-    /// tests; both give identical results.
-    pub fn set_kernel(&mut self, kernel: Kernel) {
-        self.kernel = kernel;
-    }
-
-    /// The kernel in use.
-    pub fn kernel(&self) -> Kernel {
-        self.kernel
-    }
-
     /// The primes of the hash.
     pub fn primes(&self) -> Primes {
         self.primes
-    }
-
-    /// The cell geometry and hash of the last build (`None` while empty).
-    pub fn hasher(&self) -> Option<&CellHasher> {
-        self.hasher.as_ref()
-    }
-
-    /// The caller's index of each sorted position (points sorted by bucket, then cell).
-    pub fn order(&self) -> &[u32] {
-        &self.table.order
-    }
-
-    /// The points in sorted order, as padded SoA columns.
-    pub fn sorted_points(&self) -> &PointColumns<T> {
-        &self.table.sorted
-    }
-
-    /// The cell of each sorted position.
-    pub fn sorted_cells(&self) -> &[[i32; 3]] {
-        &self.table.cells
-    }
-
-    /// The bucket starts of the last build: bucket `b` holds sorted positions
-    /// `starts[b]..starts[b + 1]`.
-    pub fn bucket_starts(&self) -> &[u32] {
-        &self.table.starts
     }
 
     /// The candidates a per-point search that scans whole buckets and filters foreign cells
@@ -181,7 +138,7 @@ impl<T: Real> XorScheme<T> {
             table.for_each_run(b, |s, e, c| {
                 // All lookups first: their cache misses overlap instead of queueing behind
                 // the distance tests.
-                let cells = FORWARD.map(|offset| add(c, offset));
+                let cells = FORWARD_OFFSETS.map(|offset| add(c, offset));
                 let keys = cells.map(|n| hasher.key(n));
                 let mut runs = [(0, 0); 13];
                 table.runs(&keys, &cells, &mut runs);
@@ -198,23 +155,14 @@ impl<T: Real> XorScheme<T> {
 
     /// Appends the neighbours of `point` (caller indices, unsorted) with kernel `K`.
     fn query_with<K: MaskKernel>(&self, point: [T; 3], out: &mut Vec<u32>) {
-        let Some(hasher) = self.hasher.as_ref() else {
+        let Some((hasher, c)) = query_cell(self.hasher.as_ref(), point) else {
             return;
         };
-        let c = hasher.cell(point);
-        if !near_span(&hasher.table, c) {
-            return;
-        }
-        let table = &self.table;
-        let cells = NEIGHBOURHOOD.map(|offset| add(c, offset));
+        let cells = NEIGHBOURHOOD_OFFSETS.map(|offset| add(c, offset));
         let keys = cells.map(|n| hasher.key(n));
         let mut runs = [(0, 0); 27];
-        table.runs(&keys, &cells, &mut runs);
-        for run in runs {
-            within_point::<T, K>(table, self.r2, point, run, &mut |q| {
-                out.push(table.order[q as usize])
-            });
-        }
+        self.table.runs(&keys, &cells, &mut runs);
+        query_runs::<T, K>(&self.table, self.r2, point, &runs, out);
     }
 
     /// Counts the distance tests of the pairs search and the foreign points a whole-bucket
@@ -236,7 +184,7 @@ impl<T: Real> XorScheme<T> {
                         // Distinct buckets visited, with the points of visited cells in each.
                         let mut visited = [(b, e - s); 14];
                         let mut distinct = 1;
-                        for offset in FORWARD {
+                        for offset in FORWARD_OFFSETS {
                             let n = add(c, offset);
                             let key = hasher.key(n);
                             let run = table.run(key, n);

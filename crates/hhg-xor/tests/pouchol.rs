@@ -2,19 +2,16 @@
 
 mod common;
 
-use common::{Expected, check_scheme, point_scenes};
+use common::{
+    Expected, KERNELS, check_against_core, check_kernels_agree, check_scheme, check_thread_counts,
+    core_pairs, outputs, point_scenes,
+};
 use hhg_core::broad::Aabb;
-use hhg_core::{CoreScheme, FixedRadiusScheme, Kernel, NeighborLists, Real};
+use hhg_core::{FixedRadiusScheme, Kernel, Real};
 use hhg_testkit::{
-    Scene, SplitMix64, THREAD_COUNTS, TestReal, assert_same_seq, check_pairs, for_both_precisions,
-    gaussian_clusters, in_pool, to_real, uniform_cube,
+    Scene, SplitMix64, TestReal, for_both_precisions, gaussian_clusters, to_real, uniform_cube,
 };
 use hhg_xor::{Levels, PoucholScheme, Primes, TableSize, XorScheme};
-
-const KERNELS: [Kernel; 2] = [Kernel::Simd, Kernel::Scalar];
-
-/// What one thread count produced: the pairs, the sorted order and the list entries.
-type Outputs = (Vec<[u32; 2]>, Vec<u32>, Vec<u32>);
 
 /// (table size, hierarchy depth) pairs every scene runs with.
 const CONFIGS: [(TableSize, Levels); 5] = [
@@ -166,11 +163,7 @@ fn every_scene_matches_the_oracle<T: TestReal>() {
     for (s, scene) in point_scenes::<T>().iter().enumerate() {
         let expected = Expected::of(200 + s as u64, scene);
         let boxes = query_boxes(300 + s as u64, scene);
-        let mut core = CoreScheme::new(scene.radius).unwrap();
-        core.build(&scene.points).unwrap();
-        let mut core_pairs = Vec::new();
-        core.pairs(&mut core_pairs);
-        core_pairs.sort_unstable();
+        let core_pairs = core_pairs(&scene.points, scene.radius);
         let mut xor = XorScheme::new(scene.radius, Primes::Teschner).unwrap();
         xor.build(&scene.points).unwrap();
         let xor_tests = xor.stats().pair_candidates;
@@ -186,9 +179,7 @@ fn every_scene_matches_the_oracle<T: TestReal>() {
                 let mut scheme = pouchol(scene.radius, primes, size, levels, kernel);
                 let pairs = check_scheme(&what, &mut scheme, scene, &expected);
                 let what = format!("{what}, {}", scene.name);
-                let mut sorted = pairs.clone();
-                sorted.sort_unstable();
-                assert_same_seq(&format!("{what}: against core"), &sorted, &core_pairs);
+                check_against_core(&what, &pairs, &core_pairs);
                 assert_eq!(scheme.stats().pair_candidates, xor_tests, "{what}");
                 // Tiny tables flag nearly every bucket, so box walks run to their budget:
                 // a few boxes cover that path.
@@ -201,13 +192,9 @@ fn every_scene_matches_the_oracle<T: TestReal>() {
                 check_structure(&what, &scheme, &scene.points);
                 sequences.push(pairs);
             }
-            assert_same_seq(
-                &format!(
-                    "pouchol {size:?} {levels:?}, {}: SIMD against scalar",
-                    scene.name
-                ),
-                &sequences[0],
-                &sequences[1],
+            check_kernels_agree(
+                &format!("pouchol {size:?} {levels:?}, {}", scene.name),
+                &sequences,
             );
         }
     }
@@ -271,32 +258,11 @@ fn thread_counts_give_identical_output<T: TestReal>() {
     let mut rng = SplitMix64::new(6);
     let points: Vec<[T; 3]> = to_real(&uniform_cube(&mut rng, 12_000, [-3.0, 2.0, 1.0], 1.0, 40.0));
     let radius = T::from_f64(1.0);
-    let mut core = CoreScheme::new(radius).unwrap();
-    core.build(&points).unwrap();
-    let mut expected = Vec::new();
-    core.pairs(&mut expected);
-    expected.sort_unstable();
-    let mut reference: Option<Outputs> = None;
-    for threads in THREAD_COUNTS {
-        let (pairs, order, lists) = in_pool(threads, || {
-            let mut scheme = PoucholScheme::new(radius, Primes::Teschner).unwrap();
-            scheme.build(&points).unwrap();
-            let mut pairs = Vec::new();
-            scheme.pairs(&mut pairs);
-            let mut lists = NeighborLists::default();
-            scheme.neighbor_lists(&mut lists);
-            (pairs, scheme.order().to_vec(), lists.indices().to_vec())
-        });
-        check_pairs(&format!("{threads} threads"), &pairs, &expected);
-        match &reference {
-            None => reference = Some((pairs, order, lists)),
-            Some((p, o, l)) => {
-                assert_same_seq(&format!("{threads} threads: pairs"), &pairs, p);
-                assert_same_seq(&format!("{threads} threads: order"), &order, o);
-                assert_same_seq(&format!("{threads} threads: lists"), &lists, l);
-            }
-        }
-    }
+    let expected = core_pairs(&points, radius);
+    check_thread_counts("pouchol", &expected, || {
+        let scheme = PoucholScheme::new(radius, Primes::Teschner).unwrap();
+        outputs(scheme, &points, PoucholScheme::order)
+    });
 }
 
 for_both_precisions!(

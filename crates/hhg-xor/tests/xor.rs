@@ -2,18 +2,13 @@
 
 mod common;
 
-use common::{Expected, check_scheme, point_scenes};
-use hhg_core::{CoreScheme, FixedRadiusScheme, Kernel, NeighborLists};
-use hhg_testkit::{
-    Scene, SplitMix64, THREAD_COUNTS, TestReal, assert_same_seq, check_pairs, for_both_precisions,
-    in_pool, to_real, uniform_cube,
+use common::{
+    Expected, KERNELS, check_against_core, check_kernels_agree, check_scheme, check_thread_counts,
+    core_pairs, outputs, point_scenes,
 };
+use hhg_core::{FixedRadiusScheme, Kernel};
+use hhg_testkit::{Scene, SplitMix64, TestReal, for_both_precisions, to_real, uniform_cube};
 use hhg_xor::{Primes, TableSize, XorScheme};
-
-const KERNELS: [Kernel; 2] = [Kernel::Simd, Kernel::Scalar];
-
-/// What one thread count produced: the pairs, the sorted order and the list entries.
-type Outputs = (Vec<[u32; 2]>, Vec<u32>, Vec<u32>);
 
 /// The table sizes every scene runs with: the default, one that aliases heavily, and one bucket.
 const SIZES: [TableSize; 3] = [
@@ -51,11 +46,7 @@ fn adjacent_cell_pairs<T: TestReal>(scheme: &XorScheme<T>, points: &[[T; 3]]) ->
 fn every_scene_matches_the_oracle<T: TestReal>() {
     for (s, scene) in point_scenes::<T>().iter().enumerate() {
         let expected = Expected::of(100 + s as u64, scene);
-        let mut core = CoreScheme::new(scene.radius).unwrap();
-        core.build(&scene.points).unwrap();
-        let mut core_pairs = Vec::new();
-        core.pairs(&mut core_pairs);
-        core_pairs.sort_unstable();
+        let core_pairs = core_pairs(&scene.points, scene.radius);
         let mut candidates = None;
         for primes in [Primes::Teschner, Primes::Mueller] {
             for size in SIZES {
@@ -64,22 +55,16 @@ fn every_scene_matches_the_oracle<T: TestReal>() {
                     let what = format!("xor {primes:?} {size:?} {kernel:?}");
                     let mut scheme = xor(scene.radius, primes, size, kernel);
                     let pairs = check_scheme(&what, &mut scheme, scene, &expected);
-                    let mut sorted = pairs.clone();
-                    sorted.sort_unstable();
-                    assert_same_seq(&format!("{what}: against core"), &sorted, &core_pairs);
+                    check_against_core(&what, &pairs, &core_pairs);
                     let tests = scheme.stats().pair_candidates;
                     let want = *candidates
                         .get_or_insert_with(|| adjacent_cell_pairs(&scheme, &scene.points));
                     assert_eq!(tests, want, "{what}, {}: pair candidates", scene.name);
                     sequences.push(pairs);
                 }
-                assert_same_seq(
-                    &format!(
-                        "xor {primes:?} {size:?}, {}: SIMD against scalar",
-                        scene.name
-                    ),
-                    &sequences[0],
-                    &sequences[1],
+                check_kernels_agree(
+                    &format!("xor {primes:?} {size:?}, {}", scene.name),
+                    &sequences,
                 );
             }
         }
@@ -92,34 +77,12 @@ fn thread_counts_give_identical_output<T: TestReal>() {
     let mut rng = SplitMix64::new(5);
     let points: Vec<[T; 3]> = to_real(&uniform_cube(&mut rng, 12_000, [3.0, -2.0, 1.0], 1.0, 40.0));
     let radius = T::from_f64(1.0);
-    let mut core = CoreScheme::new(radius).unwrap();
-    core.build(&points).unwrap();
-    let mut expected = Vec::new();
-    core.pairs(&mut expected);
-    expected.sort_unstable();
+    let expected = core_pairs(&points, radius);
     for size in [TableSize::PerPoint(2), TableSize::Fixed(64)] {
-        let mut reference: Option<Outputs> = None;
-        for threads in THREAD_COUNTS {
-            let (pairs, order, lists) = in_pool(threads, || {
-                let mut scheme = xor(radius, Primes::Teschner, size, Kernel::Simd);
-                scheme.build(&points).unwrap();
-                let mut pairs = Vec::new();
-                scheme.pairs(&mut pairs);
-                let mut lists = NeighborLists::default();
-                scheme.neighbor_lists(&mut lists);
-                (pairs, scheme.order().to_vec(), lists.indices().to_vec())
-            });
-            check_pairs(&format!("{size:?}, {threads} threads"), &pairs, &expected);
-            match &reference {
-                None => reference = Some((pairs, order, lists)),
-                Some((p, o, l)) => {
-                    let what = format!("{size:?}: {threads} threads against 1");
-                    assert_same_seq(&format!("{what}: pairs"), &pairs, p);
-                    assert_same_seq(&format!("{what}: order"), &order, o);
-                    assert_same_seq(&format!("{what}: lists"), &lists, l);
-                }
-            }
-        }
+        check_thread_counts(&format!("{size:?}"), &expected, || {
+            let scheme = xor(radius, Primes::Teschner, size, Kernel::Simd);
+            outputs(scheme, &points, XorScheme::order)
+        });
     }
 }
 

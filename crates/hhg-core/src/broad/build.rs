@@ -6,9 +6,8 @@ use rayon::prelude::*;
 use crate::columns::{COPY_CHUNK, PointColumns, check_count};
 use crate::error::Error;
 use crate::geometry::{CELL_MARGIN, CellTable, Points, bounds};
-use crate::grid::cut_units;
 use crate::real::{LANES, Real};
-use crate::sort::counting_sort;
+use crate::sort::{counting_sort, cut_units};
 
 use super::{Aabb, BroadPhase, Filter, Kind, Level, UNIT_BOXES};
 

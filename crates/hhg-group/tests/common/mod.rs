@@ -4,7 +4,8 @@
 
 use hhg_core::Real;
 use hhg_testkit::{
-    Scene, SplitMix64, TestReal, gaussian_clusters, lattice, shuffle, uniform_box, uniform_cube,
+    Scene, SplitMix64, TestReal, gaussian_clusters, lattice, points_on_cell_borders, shuffle,
+    uniform_box, uniform_cube,
 };
 
 /// The scenes every operation is checked on, each with its radius: uniform, Gaussian
@@ -28,19 +29,15 @@ pub fn scenes<T: TestReal>(seed: u64) -> Vec<Scene<T>> {
     let mut points = lattice([11, 10, 9], 1.0, [-3.0, 2.0, 5.0]);
     shuffle(&mut rng, &mut points);
     out.push(Scene::new("lattice at exactly r", &points, 1.0));
-    // Points on and one ulp around the cell borders (`(k + LATTICE_SHIFT) * edge`).
-    let cell = 0.75 * (1.0 + hhg_core::CELL_MARGIN);
-    let mut points = vec![[0.0; 3]];
-    for _ in 0..600 {
-        let mut p: [f64; 3] =
-            std::array::from_fn(|_| (rng.below(8) as f64 + hhg_core::LATTICE_SHIFT) * cell);
-        let axis = rng.below(3);
+    // Points on and one ulp around the cell borders (`(k + LATTICE_SHIFT) * edge`) in x or y.
+    let mut points = points_on_cell_borders(&mut rng, 600, 0.75, 8);
+    for p in &mut points {
+        let axis = rng.below(2);
         p[axis] = match rng.below(3) {
             0 => p[axis].next_up(),
             1 => p[axis].next_down().max(0.0),
             _ => p[axis],
         };
-        points.push(p);
     }
     out.push(Scene::new("cell borders", &points, 0.75));
     out.push(Scene::new(

@@ -2,10 +2,11 @@
 // Each test binary uses a different subset of these helpers.
 #![allow(dead_code)]
 
-use hhg_core::{FixedRadiusScheme, NeighborLists, Real};
+use hhg_core::{CoreScheme, FixedRadiusScheme, Kernel, NeighborLists, Real};
 use hhg_testkit::{
-    Scene, SplitMix64, TestReal, assert_same_seq, check_lists, check_pairs, gaussian_clusters,
-    lattice, oracle_pairs, oracle_point, oracle_self, shuffle, uniform_box, uniform_cube,
+    Scene, SplitMix64, THREAD_COUNTS, TestReal, assert_same_seq, check_lists, check_pairs,
+    gaussian_clusters, in_pool, lattice, oracle_pairs, oracle_point, oracle_self,
+    points_on_cell_borders, shuffle, uniform_box, uniform_cube,
 };
 
 /// The adversarial and randomized point scenes every fixed-radius scheme is checked on.
@@ -24,22 +25,10 @@ pub fn point_scenes<T: TestReal>() -> Vec<Scene<T>> {
     shuffle(&mut rng, &mut points);
     scenes.push(Scene::new("lattice with pairs at exactly r", &points, 0.5));
 
-    // Points where cells start (multiples of the cell edge from the box's minimum), and the
-    // same points moved by exactly r along x.
+    // Points where cells start (`(k + LATTICE_SHIFT) * edge`), and the same points moved by
+    // exactly r along x.
     let r = 0.25;
-    let cell = r * (1.0 + hhg_core::CELL_MARGIN);
-    let mut points = Vec::new();
-    for _ in 0..1200 {
-        let k: [f64; 3] = std::array::from_fn(|_| rng.below(12) as f64);
-        let border = |k: f64| (k + hhg_core::LATTICE_SHIFT) * cell;
-        let p = [border(k[0]), border(k[1]), rng.range(0.0, 12.0 * cell)];
-        points.push(p);
-        if rng.below(3) == 0 {
-            points.push([p[0] + r, p[1], p[2]]);
-        }
-    }
-    points.push([0.0; 3]);
-    shuffle(&mut rng, &mut points);
+    let points = points_on_cell_borders(&mut rng, 1200, r, 12);
     scenes.push(Scene::new("points on cell borders", &points, r));
 
     let points = uniform_cube(&mut rng, 1500, [-1000.5, -250.25, -3.0], 1.0, 30.0);
@@ -198,4 +187,70 @@ pub fn check_scheme<T: TestReal>(
 /// The neighbour rule of particles with their own radii, by hhg-core's predicate.
 pub fn spheres_within<T: Real>(p: [T; 3], rp: T, q: [T; 3], rq: T) -> bool {
     hhg_core::broad::sphere_pair_within(p, rp, q, rq, false)
+}
+
+/// The kernels every scheme runs with: the SIMD one first, then the scalar reference.
+pub const KERNELS: [Kernel; 2] = [Kernel::Simd, Kernel::Scalar];
+
+/// What one thread count produced: the pairs, the sorted order and the list entries.
+pub type Outputs = (Vec<[u32; 2]>, Vec<u32>, Vec<u32>);
+
+/// hhg-core's pairs of `points` within `radius`, sorted: the pair set every scheme must find.
+pub fn core_pairs<T: TestReal>(points: &[[T; 3]], radius: T) -> Vec<[u32; 2]> {
+    let mut core = CoreScheme::new(radius).unwrap();
+    core.build(points).unwrap();
+    let mut pairs = Vec::new();
+    core.pairs(&mut pairs);
+    pairs.sort_unstable();
+    pairs
+}
+
+/// Checks that `pairs`, once sorted, are hhg-core's sorted pairs `core_pairs`.
+pub fn check_against_core(what: &str, pairs: &[[u32; 2]], core_pairs: &[[u32; 2]]) {
+    let mut sorted = pairs.to_vec();
+    sorted.sort_unstable();
+    assert_same_seq(&format!("{what}: against core"), &sorted, core_pairs);
+}
+
+/// Checks that the pair sequences of the [`KERNELS`] (in that order) are the same.
+pub fn check_kernels_agree(what: &str, sequences: &[Vec<[u32; 2]>]) {
+    assert_same_seq(
+        &format!("{what}: SIMD against scalar"),
+        &sequences[0],
+        &sequences[1],
+    );
+}
+
+/// Builds `scheme` over `points` and returns its pairs, its sorted order (read by `order`)
+/// and the entries of its lists.
+pub fn outputs<T: TestReal, S: FixedRadiusScheme<T>>(
+    mut scheme: S,
+    points: &[[T; 3]],
+    order: fn(&S) -> &[u32],
+) -> Outputs {
+    scheme.build(points).unwrap();
+    let mut pairs = Vec::new();
+    scheme.pairs(&mut pairs);
+    let mut lists = NeighborLists::default();
+    scheme.neighbor_lists(&mut lists);
+    (pairs, order(&scheme).to_vec(), lists.indices().to_vec())
+}
+
+/// Runs `run` with each of [`THREAD_COUNTS`] threads: every run's pairs are the sorted pairs
+/// `expected` as a set, and its pairs, order and lists are those of the run with one thread.
+pub fn check_thread_counts(what: &str, expected: &[[u32; 2]], run: impl Fn() -> Outputs + Sync) {
+    let mut reference: Option<Outputs> = None;
+    for threads in THREAD_COUNTS {
+        let (pairs, order, lists) = in_pool(threads, &run);
+        check_pairs(&format!("{what}, {threads} threads"), &pairs, expected);
+        match &reference {
+            None => reference = Some((pairs, order, lists)),
+            Some((p, o, l)) => {
+                let what = format!("{what}: {threads} threads against 1");
+                assert_same_seq(&format!("{what}: pairs"), &pairs, p);
+                assert_same_seq(&format!("{what}: order"), &order, o);
+                assert_same_seq(&format!("{what}: lists"), &lists, l);
+            }
+        }
+    }
 }
