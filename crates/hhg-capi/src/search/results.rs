@@ -1,0 +1,233 @@
+//! The results of a search as zero-copy views: the CSR neighbour lists and unique pairs
+//! (`HhgNeighborLists`, `HhgPairList`), and a set's cell order, read or adopted.
+
+use std::ptr;
+
+use hhg_core::NeighborLists;
+
+use super::{HhgSearch, Precision, dispatch, read, search_mut, search_ref};
+use crate::args::output;
+use crate::status::{HhgStatus, guard};
+
+/// A borrowed view of neighbour lists in compressed sparse row form.
+///
+/// The neighbours of point `i` of the searching set are
+/// `indices[offsets[i]] .. indices[offsets[i + 1] - 1]`, in ascending order and numbered as
+/// the searched set was given; there are `offsets[i + 1] - offsets[i]` of them. A set
+/// searching itself does not list a point as its own neighbour.
+///
+/// The arrays belong to the search: they stay valid until the next call that takes the
+/// search as a non-const `HhgSearch *` (including `hhg_search_free`). Do not free them.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct HhgNeighborLists {
+    /// Number of lists: the point count of the searching set.
+    pub count: usize,
+    /// Number of entries of all lists together: `offsets[count]`.
+    pub total: usize,
+    /// `count + 1` offsets into `indices`, ascending from `offsets[0] = 0`.
+    pub offsets: *const usize,
+    /// `total` neighbour indices, list after list.
+    pub indices: *const u32,
+    /// `total` squared distances alongside `indices` when the search is f32 and distances
+    /// are enabled (`hhg_search_set_with_distances`); NULL otherwise.
+    pub distances_f32: *const f32,
+    /// `total` squared distances alongside `indices` when the search is f64 and distances
+    /// are enabled (`hhg_search_set_with_distances`); NULL otherwise.
+    pub distances_f64: *const f64,
+}
+
+impl Default for HhgNeighborLists {
+    fn default() -> Self {
+        Self {
+            count: 0,
+            total: 0,
+            offsets: ptr::null(),
+            indices: ptr::null(),
+            distances_f32: ptr::null(),
+            distances_f64: ptr::null(),
+        }
+    }
+}
+
+/// A borrowed view of the unique neighbour pairs within one point set.
+///
+/// Pair `k` is `(pairs[2 * k], pairs[2 * k + 1])`, the first index smaller than the second,
+/// numbered as the set was given; every pair within the radius appears exactly once, in an
+/// order that is the same for any thread count.
+///
+/// The arrays belong to the search: they stay valid until the next call that takes the
+/// search as a non-const `HhgSearch *` (including `hhg_search_free`). Do not free them.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct HhgPairList {
+    /// Number of pairs.
+    pub count: usize,
+    /// `2 * count` point indices, two per pair.
+    pub pairs: *const u32,
+    /// `count` squared distances, one per pair, when the search is f32 and distances are
+    /// enabled (`hhg_search_set_with_distances`); NULL otherwise.
+    pub distances_f32: *const f32,
+    /// `count` squared distances, one per pair, when the search is f64 and distances are
+    /// enabled (`hhg_search_set_with_distances`); NULL otherwise.
+    pub distances_f64: *const f64,
+}
+
+impl Default for HhgPairList {
+    fn default() -> Self {
+        Self {
+            count: 0,
+            pairs: ptr::null(),
+            distances_f32: ptr::null(),
+            distances_f64: ptr::null(),
+        }
+    }
+}
+
+/// A single `0` offset: the offsets of zero lists, for lists that were never assembled.
+static NO_LISTS: [usize; 1] = [0];
+
+/// The view of `lists`, pointing into its buffers.
+pub(super) fn lists_view<T: Precision>(lists: &NeighborLists<T>) -> HhgNeighborLists {
+    let offsets = match lists.offsets() {
+        [] => &NO_LISTS[..],
+        offsets => offsets,
+    };
+    let indices = lists.indices();
+    let (distances_f32, distances_f64) = T::distance_fields(lists.distances_squared());
+    HhgNeighborLists {
+        count: offsets.len() - 1,
+        total: indices.len(),
+        offsets: offsets.as_ptr(),
+        indices: indices.as_ptr(),
+        distances_f32,
+        distances_f64,
+    }
+}
+
+/// Stores in `*out_lists` a view of the neighbour lists of the last search for the points of
+/// set `searching` in set `searched` (see `HhgNeighborLists`). Nothing is copied; the view
+/// stays valid until the next call that takes the search as a non-const `HhgSearch *`.
+///
+/// Fails with `HHG_STATUS_UNKNOWN_POINT_SET`, or `HHG_STATUS_NOT_SEARCHED` when the pair of
+/// sets is not active or was not searched since it was activated or a set changed.
+///
+/// # Safety
+///
+/// `search` must be NULL or a live handle, and `out_lists` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_neighbors(
+    search: *const HhgSearch,
+    searching: usize,
+    searched: usize,
+    out_lists: *mut HhgNeighborLists,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `read`'s.
+    unsafe {
+        read(
+            search,
+            out_lists,
+            "out_lists",
+            |s| dispatch!(&s.inner, state => state.neighbors(searching, searched)),
+        )
+    }
+}
+
+/// Stores in `*out_pairs` a view of the unique pairs within set `set` from the last search
+/// (see `HhgPairList`). Nothing is copied; the view stays valid until the next call that
+/// takes the search as a non-const `HhgSearch *`.
+///
+/// Fails with `HHG_STATUS_UNKNOWN_POINT_SET`, or `HHG_STATUS_NOT_SEARCHED` when the set's
+/// pairs are not enabled (`hhg_search_set_pairs`) or were not computed since they were
+/// enabled or the set changed.
+///
+/// # Safety
+///
+/// `search` must be NULL or a live handle, and `out_pairs` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_pairs(
+    search: *const HhgSearch,
+    set: usize,
+    out_pairs: *mut HhgPairList,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `read`'s.
+    unsafe {
+        read(
+            search,
+            out_pairs,
+            "out_pairs",
+            |s| dispatch!(&s.inner, state => state.pairs(set)),
+        )
+    }
+}
+
+/// Stores in `*out_order` the locality permutation of set `set` and in `*out_len` its
+/// length (the set's point count): `order[k]` is the index, as given, of the `k`-th point in
+/// grid cell order. Reordering solver arrays by it (`new[k] = old[order[k]]`) makes
+/// neighbours close in memory. Nothing is copied; the array stays valid until the next call
+/// that takes the search as a non-const `HhgSearch *`.
+///
+/// Fails with `HHG_STATUS_UNKNOWN_POINT_SET` when the set does not exist.
+///
+/// # Safety
+///
+/// `search` must be NULL or a live handle, and `out_order` and `out_len` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_order(
+    search: *const HhgSearch,
+    set: usize,
+    out_order: *mut *const u32,
+    out_len: *mut usize,
+) -> HhgStatus {
+    guard(|| {
+        // SAFETY: the caller guarantees that `search` is NULL or a live handle that nothing
+        // changes during the call.
+        let search = unsafe { search_ref(search) }?;
+        // SAFETY: the caller guarantees that `out_order` and `out_len` are NULL or writable.
+        let (out_order, out_len) =
+            unsafe { (output(out_order, "out_order")?, output(out_len, "out_len")?) };
+        let order = dispatch!(&search.inner, state => state.order(set))?;
+        out_order.write(order.as_ptr());
+        out_len.write(order.len());
+        Ok(())
+    })
+}
+
+/// Makes the cell order of set `set`'s last build its numbering, without a rebuild: point
+/// `k` of the set is from now on the `k`-th point in cell order, and the next
+/// `hhg_search_find_neighbors` numbers every list and pair of the set that way (and takes
+/// the faster list pass for points in cell order: no list needs sorting). Stores in
+/// `*out_order` the permutation the caller must apply to each of its own arrays of that set
+/// (`new[k] = old[order[k]]`), which is the set's `hhg_search_order` before the call, and in
+/// `*out_len` its length. Call it after `hhg_search_update_positions` and before
+/// `hhg_search_find_neighbors`: renumbering every step this way keeps the solver's arrays
+/// in cell order with no second build. Every result involving the set is stale until the
+/// next search. Nothing is copied; the array stays valid until the next call that takes
+/// the search as a non-const `HhgSearch *`.
+///
+/// Fails with `HHG_STATUS_UNKNOWN_POINT_SET` when the set does not exist, and changes
+/// nothing when an output pointer is NULL.
+///
+/// # Safety
+///
+/// `search` must be NULL or a live handle that nothing else uses during the call, and
+/// `out_order` and `out_len` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_adopt_cell_order(
+    search: *mut HhgSearch,
+    set: usize,
+    out_order: *mut *const u32,
+    out_len: *mut usize,
+) -> HhgStatus {
+    guard(|| {
+        // SAFETY: the caller guarantees that `out_order` and `out_len` are NULL or writable.
+        let (out_order, out_len) =
+            unsafe { (output(out_order, "out_order")?, output(out_len, "out_len")?) };
+        // SAFETY: the caller guarantees that `search` is NULL or a live, unshared handle.
+        let mut search = unsafe { search_mut(search) }?;
+        let order = dispatch!(&mut search.inner, state => state.adopt_cell_order(set))?;
+        out_order.write(order.as_ptr());
+        out_len.write(order.len());
+        Ok(())
+    })
+}

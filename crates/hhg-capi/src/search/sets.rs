@@ -1,0 +1,265 @@
+//! Adding point sets to a search and replacing their positions, from AoS or SoA arrays in
+//! either precision.
+
+use hhg_core::{Points, Real, check_count};
+
+use super::{HhgSearch, Precision, search_mut};
+use crate::args::{input, output};
+use crate::status::{Failure, HhgStatus, guard};
+
+/// Point coordinates as the caller passed them.
+#[derive(Clone, Copy)]
+enum RawPoints<T> {
+    /// `x0, y0, z0, x1, y1, z1, ...`.
+    Aos(*const T),
+    /// Separate `x`, `y` and `z` arrays.
+    Soa(*const T, *const T, *const T),
+}
+
+/// Borrows `n` points from the caller's arrays.
+///
+/// # Safety
+///
+/// Unless `n` is 0, each pointer of `raw` must be NULL or point to as many readable values
+/// of `T` as it holds (`3 * n` for AoS, `n` for each SoA array), unchanged during the call.
+unsafe fn points<'a, T: Real>(raw: RawPoints<T>, n: usize) -> Result<Points<'a, T>, Failure> {
+    check_count(n)?;
+    match raw {
+        RawPoints::Aos(xyz) => {
+            // SAFETY: `[T; 3]` has the alignment of `T`, and the caller guarantees `3 * n`
+            // readable values of `T` at `xyz` (or `n` = 0): `n` values of `[T; 3]`.
+            let xyz = unsafe { input(xyz.cast::<[T; 3]>(), n, "xyz") }?;
+            Ok(Points::Aos(xyz))
+        }
+        RawPoints::Soa(x, y, z) => {
+            // SAFETY: the caller guarantees `n` readable values at each of `x`, `y` and `z`
+            // (or `n` = 0).
+            let (x, y, z) = unsafe { (input(x, n, "x")?, input(y, n, "y")?, input(z, n, "z")?) };
+            Ok(Points::Soa(x, y, z))
+        }
+    }
+}
+
+/// The body of the `hhg_search_add_set_*` functions.
+///
+/// # Safety
+///
+/// `search` must be NULL or a live handle that nothing else accesses during the call,
+/// `raw` and `n` must satisfy [`points`], and `out_set` must be NULL or point to a writable
+/// `size_t`.
+unsafe fn add_set<T: Precision>(
+    search: *mut HhgSearch,
+    raw: RawPoints<T>,
+    n: usize,
+    dynamic: bool,
+    out_set: *mut usize,
+) -> HhgStatus {
+    guard(|| {
+        // SAFETY: the caller guarantees that `search` is NULL or a live, unshared handle.
+        let mut search = unsafe { search_mut(search) }?;
+        // SAFETY: the caller guarantees that `out_set` is NULL or writable.
+        let out = unsafe { output(out_set, "out_set") }?;
+        let state = search.state_mut::<T>()?;
+        // SAFETY: the caller guarantees that `raw` holds `n` points.
+        let points = unsafe { points(raw, n) }?;
+        out.write(state.add(points, dynamic)?);
+        Ok(())
+    })
+}
+
+/// The body of the `hhg_search_update_set_*` functions.
+///
+/// # Safety
+///
+/// `search` must be NULL or a live handle that nothing else accesses during the call, and
+/// `raw` and `n` must satisfy [`points`].
+unsafe fn update_set<T: Precision>(
+    search: *mut HhgSearch,
+    set: usize,
+    raw: RawPoints<T>,
+    n: usize,
+) -> HhgStatus {
+    guard(|| {
+        // SAFETY: the caller guarantees that `search` is NULL or a live, unshared handle.
+        let mut search = unsafe { search_mut(search) }?;
+        let state = search.state_mut::<T>()?;
+        // SAFETY: the caller guarantees that `raw` holds `n` points.
+        let points = unsafe { points(raw, n) }?;
+        state.update(set, points)?;
+        Ok(())
+    })
+}
+
+/// Adds a point set of `n` points given as `xyz = {x0, y0, z0, x1, y1, z1, ...}` (`3 * n`
+/// floats) to an f32 search, and stores its id in `*out_set`. Ids count from 0 in order of
+/// addition.
+///
+/// A dynamic set moves every step: give it new positions with `hhg_search_update_set_f32`
+/// before each `hhg_search_find_neighbors`. A static set (boundary samples) is indexed once,
+/// now, and its lists against other static sets are computed only once. The positions are
+/// copied: the caller's array may change or be freed after the call. `xyz` may be NULL
+/// when `n` is 0.
+///
+/// Fails with `HHG_STATUS_NON_FINITE_COORDINATE` for a NaN or infinite coordinate,
+/// `HHG_STATUS_COORDINATE_OUT_OF_RANGE` for points too far apart for the radius,
+/// `HHG_STATUS_TOO_MANY_POINTS`, `HHG_STATUS_PRECISION_MISMATCH` on an f64 search, or
+/// `HHG_STATUS_NULL_POINTER`; nothing is added then.
+///
+/// # Safety
+///
+/// `search` must be NULL or a live handle; unless `n` is 0, `xyz` must be NULL or point to
+/// `3 * n` readable floats; `out_set` must be NULL or point to a writable `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_add_set_f32(
+    search: *mut HhgSearch,
+    xyz: *const f32,
+    n: usize,
+    dynamic: bool,
+    out_set: *mut usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `add_set`'s.
+    unsafe { add_set(search, RawPoints::Aos(xyz), n, dynamic, out_set) }
+}
+
+/// Adds a point set of `n` points given as `3 * n` doubles to an f64 search; otherwise like
+/// `hhg_search_add_set_f32`.
+///
+/// # Safety
+///
+/// `search` must be NULL or a live handle; unless `n` is 0, `xyz` must be NULL or point to
+/// `3 * n` readable doubles; `out_set` must be NULL or point to a writable `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_add_set_f64(
+    search: *mut HhgSearch,
+    xyz: *const f64,
+    n: usize,
+    dynamic: bool,
+    out_set: *mut usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `add_set`'s.
+    unsafe { add_set(search, RawPoints::Aos(xyz), n, dynamic, out_set) }
+}
+
+/// Adds a point set of `n` points given as three arrays `x`, `y`, `z` of `n` floats each to
+/// an f32 search; otherwise like `hhg_search_add_set_f32`.
+///
+/// # Safety
+///
+/// `search` must be NULL or a live handle; unless `n` is 0, each of `x`, `y` and `z` must be
+/// NULL or point to `n` readable floats; `out_set` must be NULL or point to a writable
+/// `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_add_set_soa_f32(
+    search: *mut HhgSearch,
+    x: *const f32,
+    y: *const f32,
+    z: *const f32,
+    n: usize,
+    dynamic: bool,
+    out_set: *mut usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `add_set`'s.
+    unsafe { add_set(search, RawPoints::Soa(x, y, z), n, dynamic, out_set) }
+}
+
+/// Adds a point set of `n` points given as three arrays of `n` doubles each to an f64
+/// search; otherwise like `hhg_search_add_set_f32`.
+///
+/// # Safety
+///
+/// `search` must be NULL or a live handle; unless `n` is 0, each of `x`, `y` and `z` must be
+/// NULL or point to `n` readable doubles; `out_set` must be NULL or point to a writable
+/// `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_add_set_soa_f64(
+    search: *mut HhgSearch,
+    x: *const f64,
+    y: *const f64,
+    z: *const f64,
+    n: usize,
+    dynamic: bool,
+    out_set: *mut usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `add_set`'s.
+    unsafe { add_set(search, RawPoints::Soa(x, y, z), n, dynamic, out_set) }
+}
+
+/// Replaces the positions of set `set` of an f32 search by `n` points given as `3 * n`
+/// floats; `n` must be the set's point count. The set is re-indexed now; every result
+/// involving it is stale until the next `hhg_search_find_neighbors`.
+///
+/// Fails with `HHG_STATUS_UNKNOWN_POINT_SET`, `HHG_STATUS_POINT_COUNT_CHANGED`, or the
+/// errors of `hhg_search_add_set_f32`.
+///
+/// # Safety
+///
+/// `search` must be NULL or a live handle; unless `n` is 0, `xyz` must be NULL or point to
+/// `3 * n` readable floats.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_update_set_f32(
+    search: *mut HhgSearch,
+    set: usize,
+    xyz: *const f32,
+    n: usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `update_set`'s.
+    unsafe { update_set(search, set, RawPoints::Aos(xyz), n) }
+}
+
+/// Replaces the positions of set `set` of an f64 search by `n` points given as `3 * n`
+/// doubles; otherwise like `hhg_search_update_set_f32`.
+///
+/// # Safety
+///
+/// `search` must be NULL or a live handle; unless `n` is 0, `xyz` must be NULL or point to
+/// `3 * n` readable doubles.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_update_set_f64(
+    search: *mut HhgSearch,
+    set: usize,
+    xyz: *const f64,
+    n: usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `update_set`'s.
+    unsafe { update_set(search, set, RawPoints::Aos(xyz), n) }
+}
+
+/// Replaces the positions of set `set` of an f32 search by three arrays of `n` floats;
+/// otherwise like `hhg_search_update_set_f32`.
+///
+/// # Safety
+///
+/// `search` must be NULL or a live handle; unless `n` is 0, each of `x`, `y` and `z` must be
+/// NULL or point to `n` readable floats.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_update_set_soa_f32(
+    search: *mut HhgSearch,
+    set: usize,
+    x: *const f32,
+    y: *const f32,
+    z: *const f32,
+    n: usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `update_set`'s.
+    unsafe { update_set(search, set, RawPoints::Soa(x, y, z), n) }
+}
+
+/// Replaces the positions of set `set` of an f64 search by three arrays of `n` doubles;
+/// otherwise like `hhg_search_update_set_f32`.
+///
+/// # Safety
+///
+/// `search` must be NULL or a live handle; unless `n` is 0, each of `x`, `y` and `z` must be
+/// NULL or point to `n` readable doubles.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_update_set_soa_f64(
+    search: *mut HhgSearch,
+    set: usize,
+    x: *const f64,
+    y: *const f64,
+    z: *const f64,
+    n: usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `update_set`'s.
+    unsafe { update_set(search, set, RawPoints::Soa(x, y, z), n) }
+}
