@@ -47,7 +47,10 @@ const INT_MAGIC: f64 = 6_755_399_441_055_744.0;
 /// ones on AVX2; where the rounding went up, one less is the floor. This needs SSE2 alone:
 /// `wide`'s `floor` calls the C library lane by lane below SSE4.1 (the keys of 1M points
 /// took 5 ms there instead of 1.3 ms with `-C target-cpu=native`).
-#[doc(hidden)] // Public for `hhg-xor`'s key kernel; its precondition is not checked.
+///
+/// Used by hhg-xor's key kernel (exported in [`crate::building_blocks`]). The precondition,
+/// every lane below `2^51` in magnitude, is the caller's to keep: it is not checked, and a
+/// lane beyond it gives a wrong integer (never undefined behaviour).
 #[inline(always)]
 pub fn floor_small(values: f64x4) -> i64x4 {
     let magic = f64x4::splat(INT_MAGIC);

@@ -45,20 +45,32 @@ mod simd;
 mod smallsort;
 mod sort;
 
-pub use columns::{Column, MAX_POINTS, PointColumns, check_count};
+pub use columns::{MAX_POINTS, PointColumns};
 pub use error::Error;
-pub use geometry::{
-    Bounds, CELL_MARGIN, CellTable, FORWARD_OFFSETS, Kernel, LATTICE_SHIFT, MAX_SPAN_CELLS,
-    NEIGHBOURHOOD_OFFSETS, Points, bounds, floor_small,
-};
-pub use grid::{Grid, RunTimeDispatch, check_radius};
+pub use geometry::{Kernel, MAX_SPAN_CELLS, Points};
+pub use grid::{Grid, RunTimeDispatch};
 #[cfg(debug_assertions)]
 #[doc(hidden)]
 pub use instances::shared_entry_points;
 pub use lists::{ListOrder, ListPass, NeighborLists};
 pub use pairs::PairList;
-pub use parallel::collect_unit_pairs;
-pub use real::{LANES, Real};
+pub use real::Real;
 pub use scheme::{CoreScheme, FixedRadiusScheme, SchemeStats};
 pub use search::{NeighborSearch, SetId};
-pub use sort::{SortScratch, counting_sort, cut_units};
+
+/// The pieces of the engine that the sibling crates (hhg-xor, hhg-group, the C API and the
+/// test kit) build their own searches and tests from: the cell geometry, the counting sort
+/// and its work units, the neighbour offsets, the per-unit pair collection and the checks
+/// every search makes. A search needs none of them; they follow the workspace's needs and
+/// may change with it.
+pub mod building_blocks {
+    pub use crate::columns::{Column, check_count};
+    pub use crate::geometry::{
+        Bounds, CELL_MARGIN, CellTable, FORWARD_OFFSETS, LATTICE_SHIFT, NEIGHBOURHOOD_OFFSETS,
+        bounds, floor_small,
+    };
+    pub use crate::grid::check_radius;
+    pub use crate::parallel::collect_unit_pairs;
+    pub use crate::real::LANES;
+    pub use crate::sort::{SortScratch, counting_sort, cut_units};
+}

@@ -232,7 +232,7 @@ fn rebuild_and_search_allocate_nothing_after_warm_up() {
     // within 15 cells of the lattice per axis, so the cell table keeps its size. The
     // squeezed warm-up has about 10% more neighbours than the measured step, so every
     // output buffer has grown enough.
-    let cell = radius * (1.0 + hhg_core::CELL_MARGIN);
+    let cell = radius * (1.0 + hhg_core::building_blocks::CELL_MARGIN);
     let edge = 14.5 * cell;
     assert!((cube_edge(n, radius, 30.0) - edge).abs() < 1.0);
     let corner = 0.25 * cell;

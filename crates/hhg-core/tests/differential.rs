@@ -2,10 +2,10 @@
 
 use std::sync::Mutex;
 
+use hhg_core::building_blocks::{CELL_MARGIN, CellTable};
 use hhg_core::reorder::{apply_order, apply_order_with, gather_into};
 use hhg_core::{
-    CELL_MARGIN, CellTable, Error, Grid, Kernel, NeighborLists, PairList, PointColumns, Points,
-    Real, RunTimeDispatch,
+    Error, Grid, Kernel, NeighborLists, PairList, PointColumns, Points, Real, RunTimeDispatch,
 };
 use hhg_testkit::{
     Csr, Scene, SplitMix64, THREAD_COUNTS, TestReal, assert_same_seq, build_grid,
@@ -1084,7 +1084,7 @@ fn lists_in_cell_order_reuse_buffers<T: TestReal>() {
                 // every axis: the cells stay on their lattice, and no point of these seeds
                 // crosses a border by rounding), the build copies them into its columns
                 // while it hashes them; and now every unit finds its room.
-                let edge = T::from_f64(1.0 + hhg_core::CELL_MARGIN);
+                let edge = T::from_f64(1.0 + hhg_core::building_blocks::CELL_MARGIN);
                 let moved: Vec<[T; 3]> = ordered.iter().map(|p| p.map(|v| v + edge)).collect();
                 grid.build(&moved).unwrap();
                 assert!(grid.in_cell_order(), "{what}: not in cell order when moved");
@@ -1458,7 +1458,9 @@ fn bounds_and_point_columns() {
             [-3.0, 2.0, -1e6],
             [5.0, 2.0, 1e6],
         ));
-        let bounds = hhg_core::bounds(Points::Aos(&points)).unwrap().unwrap();
+        let bounds = hhg_core::building_blocks::bounds(Points::Aos(&points))
+            .unwrap()
+            .unwrap();
         for a in 0..3 {
             let min = points
                 .iter()
@@ -1476,7 +1478,7 @@ fn bounds_and_point_columns() {
         }
         let (x, y, z) = split(&points);
         assert_eq!(
-            hhg_core::bounds(Points::Soa(&x, &y, &z)).unwrap(),
+            hhg_core::building_blocks::bounds(Points::Soa(&x, &y, &z)).unwrap(),
             Some(bounds)
         );
         // A NaN or infinity anywhere (a block's lanes, a chunk's tail, a later chunk) is
@@ -1489,8 +1491,8 @@ fn bounds_and_point_columns() {
                 broken[index][axis] = bad;
                 let (x, y, z) = split(&broken);
                 for result in [
-                    hhg_core::bounds(Points::Aos(&broken)),
-                    hhg_core::bounds(Points::Soa(&x, &y, &z)),
+                    hhg_core::building_blocks::bounds(Points::Aos(&broken)),
+                    hhg_core::building_blocks::bounds(Points::Soa(&x, &y, &z)),
                 ] {
                     assert!(
                         matches!(result, Err(hhg_core::Error::NonFiniteCoordinate { index: i, axis: a, .. }) if i == index && a == axis),
@@ -1511,7 +1513,10 @@ fn bounds_and_point_columns() {
             assert_eq!(from_soa.point(k), points[k]);
         }
     }
-    assert_eq!(hhg_core::bounds::<f64>(Points::Aos(&[])).unwrap(), None);
+    assert_eq!(
+        hhg_core::building_blocks::bounds::<f64>(Points::Aos(&[])).unwrap(),
+        None
+    );
     let mut columns = PointColumns::<f64>::default();
     columns.assign_aos(&[]).unwrap();
     assert!(columns.is_empty() && columns.x().is_empty());

@@ -528,7 +528,7 @@ fn helpers_refuse_bad_input() {
     );
     let points = [[0.0f64, 1.0, 2.0], [3.0, 4.0, f64::NEG_INFINITY]];
     assert!(matches!(
-        hhg_core::bounds(Points::Aos(&points)),
+        hhg_core::building_blocks::bounds(Points::Aos(&points)),
         Err(Error::NonFiniteCoordinate { index: 1, axis: 2, value }) if value == f64::NEG_INFINITY
     ));
 }
@@ -538,10 +538,13 @@ fn helpers_refuse_bad_input() {
 #[test]
 fn bounds_of_mismatched_slices_is_an_error() {
     let (x, y, z) = ([0.0f32, 1.0], [0.0f32, 1.0], [0.0f32]);
-    let result = std::panic::catch_unwind(|| hhg_core::bounds(Points::Soa(&x, &y, &z)));
+    let result =
+        std::panic::catch_unwind(|| hhg_core::building_blocks::bounds(Points::Soa(&x, &y, &z)));
     match result {
         Ok(Err(Error::LengthMismatch { x: 2, y: 2, z: 1 })) => {}
         Ok(other) => panic!("expected LengthMismatch, got {other:?}"),
-        Err(_) => panic!("hhg_core::bounds panicked on slices of lengths 2, 2 and 1"),
+        Err(_) => {
+            panic!("hhg_core::building_blocks::bounds panicked on slices of lengths 2, 2 and 1")
+        }
     }
 }

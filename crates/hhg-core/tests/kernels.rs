@@ -1,6 +1,7 @@
 //! The SIMD kernels against their scalar references, value for value: cell keys and distance masks.
 
-use hhg_core::{Grid, Kernel, Points, floor_small};
+use hhg_core::building_blocks::floor_small;
+use hhg_core::{Grid, Kernel, Points};
 use hhg_testkit::{SplitMix64, TestReal, to_real, uniform_box};
 
 /// Cell keys of the `wide` kernel equal the scalar kernel's for points inside the set's box,

@@ -1,10 +1,10 @@
 //! Differential tests of input nearly in cell order (moved after a reorder, Morton order,
 //! partly sorted, cells in shuffled blocks) and of lists in cell order, against brute force.
 
+use hhg_core::building_blocks::LATTICE_SHIFT;
 use hhg_core::reorder::apply_order;
 use hhg_core::{
-    Grid, Kernel, LATTICE_SHIFT, ListOrder, ListPass, NeighborLists, NeighborSearch, Real,
-    RunTimeDispatch,
+    Grid, Kernel, ListOrder, ListPass, NeighborLists, NeighborSearch, Real, RunTimeDispatch,
 };
 use hhg_testkit::{
     Csr, Scene, SplitMix64, THREAD_COUNTS, TestReal, check_list_distances, check_lists,

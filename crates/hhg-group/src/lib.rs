@@ -11,7 +11,7 @@
 //! [`hhg_core::CoreScheme`] answers — every pair with `(dx*dx + dy*dy) + dz*dz <= r*r` in the
 //! input precision, with the same errors for bad input — and a benchmark that swaps the two
 //! compares hashing schemes and nothing else: both hash 8 lanes at a time, sort with
-//! [`hhg_core::counting_sort`], gather into [`hhg_core::PointColumns`] and test distances
+//! [`hhg_core::building_blocks::counting_sort`], gather into [`hhg_core::PointColumns`] and test distances
 //! with [`hhg_core::Real::within_mask`].
 //!
 //! The build lists the distinct cells in a fixed order, runs the sequential greedy mapping

@@ -8,7 +8,7 @@
 //!    are hhg-core's: NaN/inf coordinates, too many points, a span of cells beyond the
 //!    integer range. The table fixes the cell geometry (origin, edge `r * (1 + 1e-5)`).
 //! 2. **Slot keys.** `CellTable::keys` computes each point's geometric bucket (its *slot*)
-//!    8 lanes at a time, and `hhg_core::counting_sort` orders the points by slot (stable).
+//!    8 lanes at a time, and `hhg_core::building_blocks::counting_sort` orders the points by slot (stable).
 //!    On a dense table a slot is one cell; on a hashed table a slot may hold several cells,
 //!    whose points are then sorted by (cell, index) inside the slot.
 //! 3. **Distinct cells.** Chunks of slots, cut by point counts, list their cells in parallel;
@@ -31,10 +31,10 @@
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use hhg_core::{
-    CellTable, Error, Kernel, NeighborLists, PointColumns, Points, Real, SchemeStats, SortScratch,
-    bounds, check_count, check_radius, counting_sort,
+use hhg_core::building_blocks::{
+    CellTable, SortScratch, bounds, check_count, check_radius, counting_sort,
 };
+use hhg_core::{Error, Kernel, NeighborLists, PointColumns, Points, Real, SchemeStats};
 use rayon::prelude::*;
 
 use crate::hash::{GroupHasher, MAX_CANDIDATES, check_candidates};

@@ -33,10 +33,8 @@
 //! thus tested exactly once. Each unit fills its own buffer; the buffers are concatenated in
 //! unit order, so the output does not depend on the thread count.
 
-use hhg_core::{
-    Error, FORWARD_OFFSETS, FixedRadiusScheme, Kernel, LANES, NEIGHBOURHOOD_OFFSETS, NeighborLists,
-    Real, SchemeStats,
-};
+use hhg_core::building_blocks::{FORWARD_OFFSETS, LANES, NEIGHBOURHOOD_OFFSETS};
+use hhg_core::{Error, FixedRadiusScheme, Kernel, NeighborLists, Real, SchemeStats};
 use rayon::prelude::*;
 
 use crate::hash::{GroupHasher, MAX_CANDIDATES};
@@ -389,7 +387,7 @@ impl<T: Real> GroupScheme<T> {
             out.clear();
             return;
         };
-        hhg_core::collect_unit_pairs(
+        hhg_core::building_blocks::collect_unit_pairs(
             parts,
             self.units.len(),
             |u, part| {

@@ -1,6 +1,7 @@
 //! Point scenes: named point sets with their radius, and the generators that make them.
 
-use hhg_core::{CELL_MARGIN, LATTICE_SHIFT, Real};
+use hhg_core::Real;
+use hhg_core::building_blocks::{CELL_MARGIN, LATTICE_SHIFT};
 
 use crate::{SplitMix64, TestReal};
 

@@ -23,7 +23,7 @@ impl PairBuffers {
         out: &mut Vec<[u32; 2]>,
     ) {
         let mut parts = self.parts.lock().unwrap_or_else(PoisonError::into_inner);
-        hhg_core::collect_unit_pairs(&mut parts, units, fill, out);
+        hhg_core::building_blocks::collect_unit_pairs(&mut parts, units, fill, out);
     }
 
     /// Replaces `out` by the lists of `n` objects with the unique pairs that `pairs` writes

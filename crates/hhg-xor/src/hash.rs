@@ -7,7 +7,8 @@
 //! cell is `(ix * p1) ^ (iy * p2) ^ (iz * p3)` with wrapping 32-bit multiplies, and its bucket
 //! is that hash masked with `n - 1` for a table of `n` buckets, `n` a power of two.
 
-use hhg_core::{CellTable, Error, Kernel, LANES, Points, Real, floor_small};
+use hhg_core::building_blocks::{CellTable, LANES, floor_small};
+use hhg_core::{Error, Kernel, Points, Real};
 use rayon::prelude::*;
 use wide::{f64x4, i32x8, u32x8};
 

@@ -2,7 +2,8 @@
 //! candidates, 8 lanes at a time (each block of 8 candidates loaded once for all the points
 //! of the run), with the SIMD kernels of hhg-core or their scalar references.
 
-use hhg_core::{LANES, Real};
+use hhg_core::Real;
+use hhg_core::building_blocks::LANES;
 
 use crate::table::Buckets;
 

@@ -4,7 +4,7 @@
 //! that benchmarks compare hashing schemes and nothing else: they validate input with
 //! hhg-core's checks (and return its errors), compute cells like hhg-core (cubes of edge
 //! `r * (1 + CELL_MARGIN)` from the bounding box's minimum), sort with
-//! [`hhg_core::counting_sort`], store the sorted points in [`hhg_core::PointColumns`], and
+//! [`hhg_core::building_blocks::counting_sort`], store the sorted points in [`hhg_core::PointColumns`], and
 //! test distances with the 8-lane kernels of [`hhg_core::Real`] (or their scalar references,
 //! [`hhg_core::Kernel::Scalar`], which give identical results).
 //!

@@ -13,7 +13,7 @@
 //!   to the first level whose cell is at least `ri * (1 + CELL_MARGIN)`; particles of radius 0
 //!   go to level 0. Only levels that receive particles are built, every one over the same
 //!   origin (the minimum of all positions).
-//! - **Build**: the particles are grouped by level with [`hhg_core::counting_sort`]; each
+//! - **Build**: the particles are grouped by level with [`hhg_core::building_blocks::counting_sort`]; each
 //!   level is a table of its own, built like the XOR scheme's: cells and XOR keys 8 lanes at a
 //!   time, counting sort by bucket, cells ordered inside their buckets, sorted SoA columns
 //!   with [`hhg_core::PointColumns::gather_from`], and the radii in the same order.
@@ -27,10 +27,11 @@
 //! - **Queries**: the particles whose radius reaches a point `p` (`|p - xj| <= rj`, an SPH
 //!   gather) are in the 27 cells around `p` in every level.
 
-use hhg_core::{
-    CELL_MARGIN, CellTable, Error, FORWARD_OFFSETS, Kernel, LANES, NEIGHBOURHOOD_OFFSETS,
-    NeighborLists, Points, Real, SortScratch, bounds, check_count, counting_sort,
+use hhg_core::building_blocks::{
+    CELL_MARGIN, CellTable, FORWARD_OFFSETS, LANES, NEIGHBOURHOOD_OFFSETS, SortScratch, bounds,
+    check_count, counting_sort,
 };
+use hhg_core::{Error, Kernel, NeighborLists, Points, Real};
 use rayon::prelude::*;
 
 use crate::collect::PairBuffers;

@@ -14,7 +14,7 @@
 //!   down. One table of `n` buckets (a power of two) serves every class.
 //! - **Insertion** (Listing 1): a point goes to the bucket of its class-0 key, and every
 //!   coarser cell on its way down sets the `has_children` flag of its own key's bucket. The
-//!   build inserts all points at once: keys 8 lanes at a time, [`hhg_core::counting_sort`]
+//!   build inserts all points at once: keys 8 lanes at a time, [`hhg_core::building_blocks::counting_sort`]
 //!   by bucket, cells ordered inside their buckets (each cell is one run of sorted positions),
 //!   [`hhg_core::PointColumns::gather_from`], then the flags, once per occupied cell, in
 //!   parallel (setting a flag is idempotent, so the result does not depend on the threads).
@@ -44,7 +44,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use hhg_core::broad::Aabb;
-use hhg_core::{Error, FixedRadiusScheme, Kernel, NEIGHBOURHOOD_OFFSETS, Real, check_radius};
+use hhg_core::building_blocks::{NEIGHBOURHOOD_OFFSETS, check_radius};
+use hhg_core::{Error, FixedRadiusScheme, Kernel, Real};
 use rayon::prelude::*;
 
 use crate::collect::PairBuffers;

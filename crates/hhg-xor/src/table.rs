@@ -11,7 +11,8 @@
 //! have disjoint runs, a pair is never reported twice even when two neighbour cells of one
 //! cell share a bucket.
 
-use hhg_core::{Error, Kernel, LANES, PointColumns, Real, SortScratch, counting_sort, cut_units};
+use hhg_core::building_blocks::{LANES, SortScratch, counting_sort, cut_units};
+use hhg_core::{Error, Kernel, PointColumns, Real};
 use rayon::prelude::*;
 
 use crate::hash::{CellHasher, MAX_BUCKETS};
@@ -322,12 +323,12 @@ impl<T: Real> Buckets<T> {
 pub(crate) fn cell_geometry<T: Real>(
     points: &[[T; 3]],
     radius: T,
-) -> Result<Option<hhg_core::CellTable>, Error> {
-    hhg_core::check_count(points.len())?;
-    let Some(bounds) = hhg_core::bounds(hhg_core::Points::Aos(points))? else {
+) -> Result<Option<hhg_core::building_blocks::CellTable>, Error> {
+    hhg_core::building_blocks::check_count(points.len())?;
+    let Some(bounds) = hhg_core::building_blocks::bounds(hhg_core::Points::Aos(points))? else {
         return Ok(None);
     };
-    hhg_core::CellTable::choose(
+    hhg_core::building_blocks::CellTable::choose(
         &bounds,
         points.len(),
         radius.to_f64(),
@@ -339,7 +340,7 @@ pub(crate) fn cell_geometry<T: Real>(
 /// Tells whether cell coordinates may have an occupied cell among their 27 neighbours:
 /// occupied cells lie in `0..span` on every axis.
 #[inline(always)]
-pub(crate) fn near_span(table: &hhg_core::CellTable, c: [i32; 3]) -> bool {
+pub(crate) fn near_span(table: &hhg_core::building_blocks::CellTable, c: [i32; 3]) -> bool {
     (0..3).all(|a| c[a] >= -1 && c[a] <= table.span[a])
 }
 

@@ -9,7 +9,7 @@
 //! wrapping 32-bit multiplies and `n` a power of two (about 2 buckets per point by default).
 //!
 //! - **Build**: validate like hhg-core (same errors), compute every point's cell and bucket 8
-//!   lanes at a time, counting-sort by bucket with [`hhg_core::counting_sort`], order the
+//!   lanes at a time, counting-sort by bucket with [`hhg_core::building_blocks::counting_sort`], order the
 //!   buckets that hold several cells by cell (see the crate docs: every cell becomes one
 //!   contiguous run), and gather the sorted SoA columns with
 //!   [`hhg_core::PointColumns::gather_from`]. Lookups of a cell's neighbourhood are made
@@ -26,7 +26,8 @@
 //! neighbourhood costs 13 (or 27) hash evaluations and lookups, and its candidates come as up
 //! to 14 short runs rather than a few long rows.
 
-use hhg_core::{Error, FORWARD_OFFSETS, Kernel, NEIGHBOURHOOD_OFFSETS, Real, check_radius};
+use hhg_core::building_blocks::{FORWARD_OFFSETS, NEIGHBOURHOOD_OFFSETS, check_radius};
+use hhg_core::{Error, Kernel, Real};
 use rayon::prelude::*;
 
 use crate::collect::PairBuffers;

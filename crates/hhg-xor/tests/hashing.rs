@@ -1,6 +1,7 @@
 //! The hashes: known values of the XOR-of-primes and top-down keys, the 8-lane keys and cells equal to the scalar reference (and to the formula) for every rule, and table sizes.
 
-use hhg_core::{CellTable, Kernel, Points, Real, bounds};
+use hhg_core::building_blocks::{CellTable, bounds};
+use hhg_core::{Kernel, Points, Real};
 use hhg_testkit::{SplitMix64, TestReal, for_both_precisions, to_real, uniform_box};
 use hhg_xor::{CellHasher, KeyRule, MAX_BUCKETS, Primes, TableSize, XorHash};
 

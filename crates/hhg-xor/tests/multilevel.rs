@@ -210,7 +210,9 @@ fn levels_follow_the_radii<T: TestReal>() {
     let exponents: Vec<(u32, usize)> = levels.iter().map(|l| (l.exponent, l.particles)).collect();
     // 0.5 and 0 in level 0; 1.0 fits 2 * c0 = 1.0 * (1 + 1e-5) exactly: level 1; 3.9: level 3.
     assert_eq!(exponents, vec![(0, 2), (1, 1), (3, 1)]);
-    assert!((search.base_cell() - 0.5 * (1.0 + hhg_core::CELL_MARGIN)).abs() < 1e-12);
+    assert!(
+        (search.base_cell() - 0.5 * (1.0 + hhg_core::building_blocks::CELL_MARGIN)).abs() < 1e-12
+    );
     let mut pairs = Vec::new();
     search.pairs(&mut pairs);
     pairs.sort_unstable();

@@ -1,7 +1,8 @@
 //! Adding point sets to a search and replacing their positions, from AoS or SoA arrays in
 //! either precision.
 
-use hhg_core::{Points, Real, check_count};
+use hhg_core::building_blocks::check_count;
+use hhg_core::{Points, Real};
 
 use super::{HhgSearch, Precision, search_mut};
 use crate::args::{input, output};
