@@ -127,42 +127,61 @@ struct Slot<T> {
 /// ```
 #[derive(Debug)]
 pub struct Scene<T: Real> {
+    /// How an update chooses between patching and rebuilding.
     strategy: UpdateStrategy,
+    /// Every object ever inserted, by slot (a handle's slot); removed ones are free or
+    /// retired.
     slots: Vec<Slot<T>>,
+    /// Slots free for the next insert.
     free: Vec<u32>,
     /// Slots whose generations are used up (removed at generation `u32::MAX`): neither live
     /// nor free.
     retired: usize,
-    dynamic: usize,
+    /// How many live objects are dynamic (the measure the update strategy weighs changes
+    /// against).
+    dynamic_count: usize,
     /// Slots changed since the last update.
     dirty: Vec<u32>,
+    /// Whether a static object was inserted, changed or removed since the last update.
     statics_changed: bool,
+    /// The hierarchy of the static objects, rebuilt only when they change.
     static_broad: BroadPhase<T>,
+    /// Static built index -> slot.
     static_slots: Vec<u32>,
     /// The generation of each static object when the static structure was built: a slot
     /// whose generation moved on holds another object (or none) since.
     static_generations: Vec<u32>,
+    /// The hierarchy of the dynamic objects as the last rebuild placed them (patched in
+    /// place by later updates where a box still fits its cell).
     dynamic_broad: BroadPhase<T>,
     /// The side list's own hierarchy, rebuilt by the update whenever the side list changed,
     /// for its pairs among itself.
     moved_broad: BroadPhase<T>,
+    /// Whether `dynamic_broad` holds a build (false at first and after new settings: the
+    /// next update then rebuilds everything).
     built: bool,
     /// Built index -> slot (`DEAD` once removed or moved out).
     built_slots: Vec<u32>,
     /// The slots of a structure being built, swapped in once the build succeeded.
     staged_slots: Vec<u32>,
+    /// Built index -> where its box lies in `dynamic_broad`, for patches in place.
     locations: Vec<Location>,
+    /// Whether `locations` matches the current build (made when first needed after one).
     located: bool,
+    /// Built entries killed since the last rebuild (removed, or moved to the side list).
     dead: usize,
     /// The side list: slots of dynamic objects not in the built hierarchy.
     moved: Vec<u32>,
     /// Whether `moved_broad` holds the side list as it is (it is built by the update, before
     /// the update changes anything, so that a failed build leaves the scene as it was).
     side_built: bool,
+    /// The pairs of this detection and of the one before, sorted, for `detect_changes`.
     current: Vec<[Handle; 2]>,
     previous: Vec<[Handle; 2]>,
+    /// Scratch: the boxes and filters of a build, in built-index order.
     boxes: Vec<Aabb<T>>,
     filters: Vec<Filter>,
+    /// Scratch: the pairs of a hierarchy, in its built indices.
     index_pairs: PairList<T>,
 }
 
@@ -176,7 +195,7 @@ impl<T: Real> Default for Scene<T> {
             slots: Vec::new(),
             free: Vec::new(),
             retired: 0,
-            dynamic: 0,
+            dynamic_count: 0,
             dirty: Vec::new(),
             statics_changed: false,
             static_broad: BroadPhase::new(),
@@ -338,7 +357,7 @@ impl<T: Real> Scene<T> {
             }
             Motion::Dynamic => {
                 s.place = Place::Pending;
-                self.dynamic += 1;
+                self.dynamic_count += 1;
                 self.mark_dirty(slot);
             }
         }
@@ -357,14 +376,14 @@ impl<T: Real> Scene<T> {
                 self.dynamic_broad.kill(self.locations[b as usize]);
                 self.built_slots[b as usize] = DEAD;
                 self.dead += 1;
-                self.dynamic -= 1;
+                self.dynamic_count -= 1;
             }
             Place::Moved(k) => {
                 self.take_from_side_list(k);
                 self.side_built = false;
-                self.dynamic -= 1;
+                self.dynamic_count -= 1;
             }
-            Place::Pending => self.dynamic -= 1,
+            Place::Pending => self.dynamic_count -= 1,
             Place::Free => unreachable!("checked by slot()"),
         }
         let s = &mut self.slots[handle.slot as usize];
@@ -445,7 +464,7 @@ impl<T: Real> Scene<T> {
             match self.strategy {
                 UpdateStrategy::Rebuild => true,
                 UpdateStrategy::Auto
-                    if changed as f64 > AUTO_REBUILD_CHANGED * self.dynamic as f64 =>
+                    if changed as f64 > AUTO_REBUILD_CHANGED * self.dynamic_count as f64 =>
                 {
                     true
                 }
@@ -473,7 +492,7 @@ impl<T: Real> Scene<T> {
                         _ => AUTO_REBUILD_MOVED,
                     };
                     let waste = (self.moved.len() + joining + self.dead + killed) as f64;
-                    waste > limit * self.dynamic.max(1) as f64 && waste > 64.0
+                    waste > limit * self.dynamic_count.max(1) as f64 && waste > 64.0
                 }
             }
         };
