@@ -132,6 +132,30 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// The error with the point of an [`Error::CoordinateOutOfRange`] renumbered by
+    /// `to_caller` (from a numbering of the engine's own, such as a level's boxes or the
+    /// ghosts of a periodic search, to the caller's); any other error as it is.
+    pub(crate) fn with_caller_point(self, to_caller: impl FnOnce(usize) -> usize) -> Self {
+        match self {
+            Error::CoordinateOutOfRange {
+                index,
+                axis,
+                value,
+                cells,
+                limit,
+            } => Error::CoordinateOutOfRange {
+                index: to_caller(index),
+                axis,
+                value,
+                cells,
+                limit,
+            },
+            other => other,
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {

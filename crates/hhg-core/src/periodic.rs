@@ -188,6 +188,21 @@ pub struct PeriodicSearch<T: Real> {
     radius: T,
     domain: PeriodicBox<T>,
     grid: Grid<T>,
+    /// The wrapped points and their ghosts of the last good build.
+    images: Images<T>,
+    /// The images of the build under way, swapped with `images` once it succeeded.
+    staged: Images<T>,
+    /// Scratch of the prefix sum over the ghost counts.
+    scan: Vec<u32>,
+    len: usize,
+    pair_list: std::sync::Mutex<PairList<T>>,
+    /// The lists of every point and ghost, from which the points' lists are merged.
+    extended_lists: std::sync::Mutex<NeighborLists<T>>,
+}
+
+/// The points of a build wrapped into the box, and their ghost images.
+#[derive(Debug, Default)]
+struct Images<T> {
     /// Wrapped points, then ghosts.
     extended: Vec<[T; 3]>,
     /// Per ghost: its original point and its shift (relative to the wrapped point; each
@@ -195,25 +210,7 @@ pub struct PeriodicSearch<T: Real> {
     ghosts: Vec<(u32, [i32; 3])>,
     /// Per point `k`: its ghosts are `ghost_starts[k]..ghost_starts[k + 1]`.
     ghost_starts: Vec<u32>,
-    /// Scratch of the prefix sum over the ghost counts.
-    scan: Vec<u32>,
     /// Per point: the box lengths its wrap moved it by; empty when no point was moved.
-    wraps: Vec<[i64; 3]>,
-    len: usize,
-    /// The buffers of the build under way, swapped with the ones above once it succeeded.
-    staged: Staged<T>,
-    pair_list: std::sync::Mutex<PairList<T>>,
-    /// The lists of every point and ghost, from which the points' lists are merged.
-    extended_lists: std::sync::Mutex<NeighborLists<T>>,
-}
-
-/// The buffers a build fills before it knows it will succeed (see [`PeriodicSearch`]'s
-/// fields of the same names).
-#[derive(Debug, Default)]
-struct Staged<T> {
-    extended: Vec<[T; 3]>,
-    ghosts: Vec<(u32, [i32; 3])>,
-    ghost_starts: Vec<u32>,
     wraps: Vec<[i64; 3]>,
 }
 
@@ -226,13 +223,10 @@ impl<T: Real> PeriodicSearch<T> {
             radius,
             domain,
             grid: Grid::new(radius)?,
-            extended: Vec::new(),
-            ghosts: Vec::new(),
-            ghost_starts: Vec::new(),
+            images: Images::default(),
+            staged: Images::default(),
             scan: Vec::new(),
-            wraps: Vec::new(),
             len: 0,
-            staged: Staged::default(),
             pair_list: std::sync::Mutex::new(PairList::default()),
             extended_lists: std::sync::Mutex::new(NeighborLists::default()),
         })
@@ -260,7 +254,7 @@ impl<T: Real> PeriodicSearch<T> {
 
     /// How many ghost images the last build made.
     pub fn ghosts(&self) -> usize {
-        self.ghosts.len()
+        self.images.ghosts.len()
     }
 
     /// Builds the search over `points` (anywhere; they are wrapped into the box).
@@ -367,30 +361,12 @@ impl<T: Real> PeriodicSearch<T> {
         // An error names the point or ghost at the far end of the points; a ghost is named
         // by its point.
         if let Err(error) = self.grid.build(&staged.extended) {
-            return Err(match error {
-                Error::CoordinateOutOfRange {
-                    index,
-                    axis,
-                    value,
-                    cells,
-                    limit,
-                } => Error::CoordinateOutOfRange {
-                    index: match index.checked_sub(n) {
-                        Some(g) => staged.ghosts[g].0 as usize,
-                        None => index,
-                    },
-                    axis,
-                    value,
-                    cells,
-                    limit,
-                },
-                other => other,
-            });
+            return Err(error.with_caller_point(|index| match index.checked_sub(n) {
+                Some(g) => staged.ghosts[g].0 as usize,
+                None => index,
+            }));
         }
-        std::mem::swap(&mut self.extended, &mut staged.extended);
-        std::mem::swap(&mut self.wraps, &mut staged.wraps);
-        std::mem::swap(&mut self.ghosts, &mut staged.ghosts);
-        std::mem::swap(&mut self.ghost_starts, &mut staged.ghost_starts);
+        std::mem::swap(&mut self.images, &mut self.staged);
         self.len = n;
         Ok(())
     }
@@ -420,7 +396,7 @@ impl<T: Real> PeriodicSearch<T> {
             };
             // The shift for the caller's positions: x_j + s L - x_i with x = w - wrap L (no
             // overflow: each wrap is at most `MAX_IMAGES` in magnitude).
-            let wrap = |k: u32| self.wraps.get(k as usize).copied().unwrap_or([0; 3]);
+            let wrap = |k: u32| self.images.wraps.get(k as usize).copied().unwrap_or([0; 3]);
             let (wi, wj) = (wrap(i), wrap(j));
             let shift = std::array::from_fn(|k| internal[k] + wj[k] - wi[k]);
             out.push(PeriodicPair { i, j, shift });
@@ -431,7 +407,7 @@ impl<T: Real> PeriodicSearch<T> {
     #[inline]
     fn shift_of(&self, e: u32) -> [i32; 3] {
         match (e as usize).checked_sub(self.len) {
-            Some(g) => self.ghosts[g].1,
+            Some(g) => self.images.ghosts[g].1,
             None => [0; 3],
         }
     }
@@ -440,7 +416,7 @@ impl<T: Real> PeriodicSearch<T> {
     #[inline]
     fn original(&self, e: u32) -> u32 {
         match (e as usize).checked_sub(self.len) {
-            Some(g) => self.ghosts[g].0,
+            Some(g) => self.images.ghosts[g].0,
             None => e,
         }
     }
@@ -459,8 +435,8 @@ impl<T: Real> PeriodicSearch<T> {
         let extended = &*extended;
         let n = self.len;
         let ghosts_of = |i: usize| {
-            let (lo, hi) = (self.ghost_starts[i], self.ghost_starts[i + 1]);
-            (lo..hi).map(move |g| (n as u32 + g, self.ghosts[g as usize].1))
+            let (lo, hi) = (self.images.ghost_starts[i], self.images.ghost_starts[i + 1]);
+            (lo..hi).map(move |g| (n as u32 + g, self.images.ghosts[g as usize].1))
         };
         let count = |i: usize| {
             let mut count = extended.neighbors(i).len();

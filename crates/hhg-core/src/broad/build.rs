@@ -530,24 +530,8 @@ fn build_level<T: Real, O: Objects<T> + ?Sized>(
     }
     let corners = Points::Soa(level.corners.x(), level.corners.y(), level.corners.z());
     let corner_bounds = bounds(corners)?.expect("a level has at least one box");
-    let table = CellTable::with_cell(&corner_bounds, m, cell, LEVEL_MIN_DENSE, corners).map_err(
-        |e| match e {
-            Error::CoordinateOutOfRange {
-                index,
-                axis,
-                value,
-                cells,
-                limit,
-            } => Error::CoordinateOutOfRange {
-                index: members[index] as usize,
-                axis,
-                value,
-                cells,
-                limit,
-            },
-            other => other,
-        },
-    )?;
+    let table = CellTable::with_cell(&corner_bounds, m, cell, LEVEL_MIN_DENSE, corners)
+        .map_err(|e| e.with_caller_point(|index| members[index] as usize))?;
     table.keys(corners, kernel, &mut level.keys);
     counting_sort(
         &level.keys,
