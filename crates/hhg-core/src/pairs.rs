@@ -10,7 +10,7 @@ use crate::kernel::{
     MaskKernel, ROW_SLACK, ScalarKernel, SimdKernel, for_each_hit, gather_point, scan_batch,
 };
 use crate::parallel::{
-    DisjointSlice, MIN_ROOM, candidate_room, exclusive_scan, reserve_with_slack,
+    DisjointSlice, MIN_ROOM, candidate_room, collect_unit_pairs, exclusive_scan, reserve_with_slack,
 };
 use crate::real::Real;
 
@@ -23,6 +23,8 @@ pub struct PairList<T: Real> {
     distances: Vec<T>,
     has_distances: bool,
     parts: Vec<PairPart<T>>,
+    /// The per-piece buffers of pairs found without distances ([`PairList::collect_parts`]).
+    pieces: Vec<Vec<[u32; 2]>>,
     unit_offsets: Vec<usize>,
     scan: Vec<usize>,
 }
@@ -87,6 +89,11 @@ impl<T: Real> PairList<T> {
             + size_of::<T>() * self.distances.capacity()
             + size_of::<PairPart<T>>() * self.parts.capacity()
             + part_bytes
+            + self
+                .pieces
+                .iter()
+                .map(|piece| 8 * piece.capacity())
+                .sum::<usize>()
             + size_of::<usize>() * (self.unit_offsets.capacity() + self.scan.capacity())
     }
 
@@ -101,25 +108,7 @@ impl<T: Real> PairList<T> {
     ) {
         self.has_distances = false;
         self.distances.clear();
-        if self.parts.len() < count {
-            self.parts.resize_with(count, PairPart::default);
-        }
-        self.parts[..count]
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(piece, part)| {
-                part.pairs.clear();
-                fill(piece, &mut part.pairs);
-            });
-        let total: usize = self.parts[..count]
-            .iter()
-            .map(|part| part.pairs.len())
-            .sum();
-        self.pairs.clear();
-        self.pairs.reserve(total);
-        for part in &self.parts[..count] {
-            self.pairs.extend_from_slice(&part.pairs);
-        }
+        collect_unit_pairs(&mut self.pieces, count, fill, &mut self.pairs);
     }
 }
 

@@ -217,10 +217,11 @@ pub(crate) fn copy_streaming<T: bytemuck::Pod>(src: &[T], dst: &mut [std::mem::M
 /// Runs `fill(u, part)` for every work unit `u < units` in parallel, each into its own
 /// buffer `parts[u]` (cleared first), then writes the buffers back to back into `out` in
 /// unit order, so the output does not depend on the thread count. `parts` grows to `units`
-/// buffers and is kept by the caller, so a repeated collection allocates nothing.
+/// buffers and is kept by the caller, so a repeated collection allocates only the list of
+/// the output's pieces (one slice per unit).
 ///
-/// The pair searches of the sibling crates (hhg-xor's tables, hhg-group's group table) collect
-/// their pairs with it.
+/// The pair searches of the sibling crates (hhg-xor's tables, hhg-group's group table) and
+/// the broad phase ([`crate::PairList`] without distances) collect their pairs with it.
 pub fn collect_unit_pairs(
     parts: &mut Vec<Vec<[u32; 2]>>,
     units: usize,
