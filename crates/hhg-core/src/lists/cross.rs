@@ -148,7 +148,7 @@ impl<T: Real> Grid<T> {
     pub fn query_point(&self, point: [T; 3], out: &mut Vec<u32>) -> Result<(), Error> {
         self.check_query_point(point)?;
         out.clear();
-        self.visit_query_point(point, |j, _| out.push(j));
+        self.visit_query_point(point, |q| out.push(self.order[q as usize]));
         out.sort_unstable();
         Ok(())
     }
@@ -162,13 +162,19 @@ impl<T: Real> Grid<T> {
         distances: &mut Vec<T>,
     ) -> Result<(), Error> {
         self.check_query_point(point)?;
-        let mut found = Vec::new();
-        self.visit_query_point(point, |j, d2| found.push((j, d2)));
-        found.sort_unstable_by_key(|&(j, _)| j);
+        // Sorted positions first, ordered by their caller index; the distances follow them
+        // (the kernel's formula on the same coordinates), then the indices replace them.
         out.clear();
+        self.visit_query_point(point, |q| out.push(q));
+        out.sort_unstable_by_key(|&q| self.order[q as usize]);
         distances.clear();
-        out.extend(found.iter().map(|&(j, _)| j));
-        distances.extend(found.iter().map(|&(_, d2)| d2));
+        distances.extend(
+            out.iter()
+                .map(|&q| T::distance_squared(point, self.sorted.point(q as usize))),
+        );
+        for q in out.iter_mut() {
+            *q = self.order[*q as usize];
+        }
         Ok(())
     }
 
@@ -180,17 +186,17 @@ impl<T: Real> Grid<T> {
         }
     }
 
-    /// Calls `visit(j, d2)` for every point `j` within the radius of the finite `point`, in
-    /// no particular order, with the grid's kernel.
-    pub(crate) fn visit_query_point(&self, point: [T; 3], visit: impl FnMut(u32, T)) {
+    /// Calls `visit(q)` for the sorted position `q` of every point within the radius of the
+    /// finite `point`, in no particular order, with the grid's kernel.
+    fn visit_query_point(&self, point: [T; 3], visit: impl FnMut(u32)) {
         match self.kernel {
             Kernel::Simd => self.query_point_with::<SimdKernel>(point, visit),
             Kernel::Scalar => self.query_point_with::<ScalarKernel>(point, visit),
         }
     }
 
-    /// [`Grid::query_point`] with kernel `K`, on a finite point.
-    fn query_point_with<K: MaskKernel>(&self, point: [T; 3], mut visit: impl FnMut(u32, T)) {
+    /// [`Grid::visit_query_point`] with kernel `K`.
+    fn query_point_with<K: MaskKernel>(&self, point: [T; 3], mut visit: impl FnMut(u32)) {
         let Some(table) = self.table.as_ref() else {
             return;
         };
@@ -206,10 +212,7 @@ impl<T: Real> Grid<T> {
             self.r2,
             ranges.as_slice(),
             |_, base, mask| {
-                for_each_hit(base, mask, |q| {
-                    let d2 = T::distance_squared(point, self.sorted.point(q as usize));
-                    visit(self.order[q as usize], d2);
-                });
+                for_each_hit(base, mask, &mut visit);
             },
         );
     }
