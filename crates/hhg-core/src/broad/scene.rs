@@ -235,7 +235,7 @@ impl<T: Real> Scene<T> {
             &mut self.dynamic_broad,
             &mut self.moved_broad,
         ] {
-            broad.set_config(config)?;
+            broad.config = config;
         }
         self.built = false;
         self.statics_changed = true;
