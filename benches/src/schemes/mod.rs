@@ -213,7 +213,7 @@ pub fn measure(
     let points = input.points;
     let meter = PeakMeter::start();
     let mut scheme = make_scheme(kind, input.radius)?;
-    let mut pairs: Vec<[u32; 2]> = Vec::new();
+    let mut pairs = hhg_core::PairList::default();
     let mut best = (f64::INFINITY, f64::INFINITY);
     for _ in 0..reps.max(1) {
         let start = Instant::now();
@@ -236,7 +236,7 @@ pub fn measure(
         reps: reps.max(1),
         build_s: best.0,
         search_s: best.1,
-        stats: PairListStats::of_mapped(&pairs, input.map),
+        stats: PairListStats::of_mapped(pairs.pairs(), input.map),
         scheme_stats: scheme.stats(),
         peak_bytes,
         agree: Agreement::Reference,

@@ -31,6 +31,7 @@ fn entry_points<T: Real>() -> Vec<*const ()> {
         NeighborSearch::<T>::adopt_cell_order as *const (),
         PeriodicSearch::<T>::build as *const (),
         PeriodicSearch::<T>::pairs as *const (),
+        PeriodicSearch::<T>::pairs_with_distances as *const (),
         PeriodicSearch::<T>::neighbor_lists as *const (),
         BroadPhase::<T>::build as *const (),
         BroadPhase::<T>::build_filtered as *const (),

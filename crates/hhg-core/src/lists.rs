@@ -81,6 +81,20 @@ pub struct NeighborLists<T: Real> {
     /// Scratch of the lists made from pairs (`assign_from_pairs`, the variable-radius
     /// search).
     pub(crate) from_pairs: FromPairs<T>,
+    /// Scratch of the periodic search: the lists of every point and ghost image.
+    pub(crate) images: ImageLists<T>,
+}
+
+/// The lists of a periodic search's points and their ghost images, merged into the points'
+/// lists afterwards ([`crate::periodic::PeriodicSearch::neighbor_lists`]).
+#[derive(Debug, Default)]
+pub(crate) struct ImageLists<T: Real>(pub(crate) Option<Box<NeighborLists<T>>>);
+
+/// A clone starts with empty scratch: none of it carries meaning between calls.
+impl<T: Real> Clone for ImageLists<T> {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
 }
 
 /// Scratch of the conversion of unique pairs into lists: the pairs of a search that finds
@@ -315,12 +329,44 @@ impl<T: Real> NeighborLists<T> {
         Ok(())
     }
 
+    /// Replaces the lists by those of `n` objects with the unique pairs that `search` writes
+    /// into an empty [`PairList`](crate::PairList) (each `[i, j]` with `i != j`, both `< n`, no pair
+    /// twice): both directions, each list ascending, no distances. The pair list is scratch
+    /// kept in the lists, so a search that finds pairs first (the sibling crates' schemes, a
+    /// broad phase) makes its lists without a buffer of its own and, repeated, allocates
+    /// nothing.
+    ///
+    /// Fails with [`Error::PairIndexOutOfRange`], naming the first pair with an index not
+    /// below `n`, and then leaves the lists as they were.
+    pub fn assign_from_pair_search(
+        &mut self,
+        n: usize,
+        search: impl FnOnce(&mut crate::PairList<T>),
+    ) -> Result<(), Error> {
+        let mut pairs = std::mem::take(&mut self.from_pairs.pairs);
+        pairs.clear();
+        search(&mut pairs);
+        let result = self.assign_from_pairs(n, pairs.pairs());
+        self.from_pairs.pairs = pairs;
+        result
+    }
+
     /// Replaces the lists by those of `n` objects with the unique pairs `pairs`: both
     /// directions, each list ascending, no distances. A parallel counting sort of the
     /// directed pairs by their first object, then a sort of each list. Every index must be
     /// below `n`, as it is for the pairs of a build over `n` objects (the counting sort
     /// panics otherwise).
     pub(crate) fn assign_pairs(&mut self, n: usize, pairs: &[[u32; 2]]) {
+        if n == 0 {
+            // The counting sort needs a bucket; no object has no pair.
+            debug_assert!(pairs.is_empty(), "pairs of no object");
+            self.has_distances = false;
+            self.distances.clear();
+            self.indices.clear();
+            self.offsets.clear();
+            self.offsets.push(0);
+            return;
+        }
         let mut from_pairs = std::mem::take(&mut self.from_pairs);
         let FromPairs {
             keys, order, sort, ..

@@ -23,8 +23,8 @@ pub struct PairList<T: Real> {
     distances: Vec<T>,
     has_distances: bool,
     parts: Vec<PairPart<T>>,
-    /// The per-piece buffers of pairs found without distances ([`PairList::collect_parts`]).
-    pieces: Vec<Vec<[u32; 2]>>,
+    /// The per-unit buffers of pairs found without distances ([`PairList::collect_units`]).
+    unit_buffers: Vec<Vec<[u32; 2]>>,
     unit_offsets: Vec<usize>,
     scan: Vec<usize>,
 }
@@ -90,25 +90,31 @@ impl<T: Real> PairList<T> {
             + size_of::<PairPart<T>>() * self.parts.capacity()
             + part_bytes
             + self
-                .pieces
+                .unit_buffers
                 .iter()
-                .map(|piece| 8 * piece.capacity())
+                .map(|buffer| 8 * buffer.capacity())
                 .sum::<usize>()
             + size_of::<usize>() * (self.unit_offsets.capacity() + self.scan.capacity())
     }
 
-    /// Fills the list, without distances, from `count` pieces found in parallel:
-    /// `fill(piece, part)` pushes the pairs of piece `piece` into the empty `part`, and the
-    /// pieces follow each other in piece order (so the result does not depend on the thread
-    /// count). The pieces' buffers stay in the list for the next call.
-    pub(crate) fn collect_parts(
-        &mut self,
-        count: usize,
-        fill: impl Fn(usize, &mut Vec<[u32; 2]>) + Sync,
-    ) {
+    /// Empties the list (its buffers stay).
+    pub(crate) fn clear(&mut self) {
+        self.pairs.clear();
+        self.distances.clear();
+        self.has_distances = false;
+    }
+
+    /// Replaces the list by pairs without distances found in `units` work units in parallel:
+    /// `fill(unit, buffer)` pushes the pairs of unit `unit` (each `[i, j]` with `i < j`) into
+    /// the empty `buffer`, and the units' pairs follow each other in unit order, so the
+    /// result does not depend on the thread count. The units' buffers stay in the list, so a
+    /// repeated call allocates nothing. For searches built from
+    /// [`building_blocks`](crate::building_blocks) (the sibling crates' schemes, the broad
+    /// phase) that report their pairs in a `PairList` like [`Grid::pairs`].
+    pub fn collect_units(&mut self, units: usize, fill: impl Fn(usize, &mut Vec<[u32; 2]>) + Sync) {
         self.has_distances = false;
         self.distances.clear();
-        collect_unit_pairs(&mut self.pieces, count, fill, &mut self.pairs);
+        collect_unit_pairs(&mut self.unit_buffers, units, fill, &mut self.pairs);
     }
 }
 

@@ -163,6 +163,48 @@ pub struct PeriodicPair {
     pub shift: [i64; 3],
 }
 
+/// The minimum-image pairs of a [`PeriodicSearch`] (each `i < j`, with its shift), their
+/// squared distances when asked for, and the scratch of the search that fills them: cleared
+/// and refilled by each call, its buffers only grow.
+#[derive(Clone, Debug, Default)]
+pub struct PeriodicPairList<T: Real> {
+    pairs: Vec<PeriodicPair>,
+    distances: Vec<T>,
+    has_distances: bool,
+    /// The pairs of points and ghost images that the grid finds, mapped into `pairs`.
+    image_pairs: PairList<T>,
+}
+
+impl<T: Real> PeriodicPairList<T> {
+    /// The pairs, `i < j` in each.
+    pub fn pairs(&self) -> &[PeriodicPair] {
+        &self.pairs
+    }
+
+    /// Squared minimum-image distances alongside `pairs()`, when they were requested
+    /// ([`PeriodicSearch::pairs_with_distances`]).
+    pub fn distances_squared(&self) -> Option<&[T]> {
+        self.has_distances.then_some(&self.distances[..])
+    }
+
+    /// How many pairs there are.
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// Tells whether there is no pair.
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    /// The bytes held by the list's buffers (capacity, not length), scratch included.
+    pub fn heap_bytes(&self) -> usize {
+        size_of::<PeriodicPair>() * self.pairs.capacity()
+            + size_of::<T>() * self.distances.capacity()
+            + self.image_pairs.heap_bytes()
+    }
+}
+
 /// Fixed-radius search in a periodic box: the minimum-image pairs within the radius.
 ///
 /// A pair is reported iff [`PeriodicBox::image_distance_squared`]`(w[i], w[j], s) <= r * r`
@@ -172,15 +214,16 @@ pub struct PeriodicPair {
 /// periodic axes, so at most one shift passes.
 ///
 /// ```
-/// use hhg_core::periodic::{PeriodicBox, PeriodicSearch};
+/// use hhg_core::periodic::{PeriodicBox, PeriodicPairList, PeriodicSearch};
 ///
 /// let points = [[0.1f64, 5.0, 5.0], [9.8, 5.0, 5.0], [5.0, 5.0, 5.0]];
 /// let mut search = PeriodicSearch::new(1.0, PeriodicBox::cubic([0.0; 3], [10.0; 3]))?;
 /// search.build(&points)?;
-/// let mut pairs = Vec::new();
+/// let mut pairs = PeriodicPairList::default();
 /// search.pairs(&mut pairs);
 /// assert_eq!(pairs.len(), 1);
-/// assert_eq!((pairs[0].i, pairs[0].j, pairs[0].shift), (0, 1, [-1, 0, 0]));
+/// let pair = pairs.pairs()[0];
+/// assert_eq!((pair.i, pair.j, pair.shift), (0, 1, [-1, 0, 0]));
 /// # Ok::<(), hhg_core::Error>(())
 /// ```
 #[derive(Debug)]
@@ -195,9 +238,6 @@ pub struct PeriodicSearch<T: Real> {
     /// Scratch of the prefix sum over the ghost counts.
     scan: Vec<u32>,
     len: usize,
-    pair_list: std::sync::Mutex<PairList<T>>,
-    /// The lists of every point and ghost, from which the points' lists are merged.
-    extended_lists: std::sync::Mutex<NeighborLists<T>>,
 }
 
 /// The points of a build wrapped into the box, and their ghost images.
@@ -227,8 +267,6 @@ impl<T: Real> PeriodicSearch<T> {
             staged: Images::default(),
             scan: Vec::new(),
             len: 0,
-            pair_list: std::sync::Mutex::new(PairList::default()),
-            extended_lists: std::sync::Mutex::new(NeighborLists::default()),
         })
     }
 
@@ -371,16 +409,37 @@ impl<T: Real> PeriodicSearch<T> {
         Ok(())
     }
 
-    /// The minimum-image pairs within the radius, `i < j`, each once, into `out` (cleared
-    /// first), in an order that does not depend on the thread count.
-    pub fn pairs(&self, out: &mut Vec<PeriodicPair>) {
-        let mut list = self
-            .pair_list
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        self.grid.pairs(&mut list);
-        out.clear();
-        for &[a, b] in list.pairs() {
+    /// The minimum-image pairs within the radius, `i < j`, each once, into `out` (refilled,
+    /// without distances), in an order that does not depend on the thread count.
+    pub fn pairs(&self, out: &mut PeriodicPairList<T>) {
+        self.fill_pairs(out, false);
+    }
+
+    /// [`PeriodicSearch::pairs`] with the squared minimum-image distance of each pair
+    /// ([`PeriodicBox::image_distance_squared`] of the wrapped positions).
+    pub fn pairs_with_distances(&self, out: &mut PeriodicPairList<T>) {
+        self.fill_pairs(out, true);
+    }
+
+    /// The pairs of points and ghosts that the grid finds, each kept once (its canonical
+    /// copy) and mapped to the caller's points and shift.
+    fn fill_pairs(&self, out: &mut PeriodicPairList<T>, with_distances: bool) {
+        let PeriodicPairList {
+            pairs: out_pairs,
+            distances: out_distances,
+            has_distances,
+            image_pairs,
+        } = out;
+        if with_distances {
+            self.grid.pairs_with_distances(image_pairs);
+        } else {
+            self.grid.pairs(image_pairs);
+        }
+        out_pairs.clear();
+        out_distances.clear();
+        *has_distances = with_distances;
+        let image_distances = image_pairs.distances_squared();
+        for (k, &[a, b]) in image_pairs.pairs().iter().enumerate() {
             let (sa, sb) = (self.shift_of(a), self.shift_of(b));
             if !canonical(sa, sb) {
                 // A copy of a pair that is also found with neither member shifted on that axis.
@@ -399,7 +458,10 @@ impl<T: Real> PeriodicSearch<T> {
             let wrap = |k: u32| self.images.wraps.get(k as usize).copied().unwrap_or([0; 3]);
             let (wi, wj) = (wrap(i), wrap(j));
             let shift = std::array::from_fn(|k| internal[k] + wj[k] - wi[k]);
-            out.push(PeriodicPair { i, j, shift });
+            out_pairs.push(PeriodicPair { i, j, shift });
+            if let Some(image_distances) = image_distances {
+                out_distances.push(image_distances[k]);
+            }
         }
     }
 
@@ -427,12 +489,14 @@ impl<T: Real> PeriodicSearch<T> {
     /// then its own list plus the canonical entries of its ghosts' lists, each mapped to its
     /// original point and sorted where a ghost took part.
     pub fn neighbor_lists(&self, lists: &mut NeighborLists<T>) {
-        let mut extended = self
-            .extended_lists
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut extended = lists.images.0.take().unwrap_or_default();
         self.grid.neighbor_lists(&mut extended);
-        let extended = &*extended;
+        self.merge_image_lists(&extended, lists);
+        lists.images.0 = Some(extended);
+    }
+
+    /// The points' lists from `extended`, the lists of every point and ghost.
+    fn merge_image_lists(&self, extended: &NeighborLists<T>, lists: &mut NeighborLists<T>) {
         let n = self.len;
         let ghosts_of = |i: usize| {
             let (lo, hi) = (self.images.ghost_starts[i], self.images.ghost_starts[i + 1]);

@@ -97,9 +97,9 @@ pub trait FixedRadiusScheme<T: Real>: Send + Sync {
         self.len() == 0
     }
 
-    /// Every pair `[i, j]` within the radius, `i < j`, exactly once, into `out` (cleared
-    /// first), in an order that does not depend on the thread count.
-    fn pairs(&self, out: &mut Vec<[u32; 2]>);
+    /// Every pair `[i, j]` within the radius, `i < j`, exactly once, into `out` (without
+    /// distances, refilled), in an order that does not depend on the thread count.
+    fn pairs(&self, out: &mut PairList<T>);
 
     /// Per-point neighbour lists in CSR form, both directions, each ascending.
     fn neighbor_lists(&self, out: &mut NeighborLists<T>);
@@ -120,7 +120,6 @@ pub trait FixedRadiusScheme<T: Real>: Send + Sync {
 #[derive(Debug)]
 pub struct CoreScheme<T: Real> {
     grid: Grid<T>,
-    pairs: std::sync::Mutex<PairList<T>>,
 }
 
 impl<T: Real> CoreScheme<T> {
@@ -128,7 +127,6 @@ impl<T: Real> CoreScheme<T> {
     pub fn new(radius: T) -> Result<Self, Error> {
         Ok(Self {
             grid: Grid::new(radius)?,
-            pairs: std::sync::Mutex::new(PairList::default()),
         })
     }
 
@@ -160,14 +158,8 @@ impl<T: Real> FixedRadiusScheme<T> for CoreScheme<T> {
         self.grid.len()
     }
 
-    fn pairs(&self, out: &mut Vec<[u32; 2]>) {
-        let mut list = self
-            .pairs
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        self.grid.pairs(&mut list);
-        out.clear();
-        out.extend_from_slice(list.pairs());
+    fn pairs(&self, out: &mut PairList<T>) {
+        self.grid.pairs(out);
     }
 
     fn neighbor_lists(&self, out: &mut NeighborLists<T>) {

@@ -2,20 +2,25 @@
 //! boxes that are not a multiple of the cell, mixed periodic and open axes, points outside
 //! the box, thread counts.
 
-use hhg_core::periodic::{PeriodicBox, PeriodicPair, PeriodicSearch};
+use hhg_core::periodic::{PeriodicBox, PeriodicPair, PeriodicPairList, PeriodicSearch};
 use hhg_core::{Error, NeighborLists};
 use hhg_testkit::{SplitMix64, THREAD_COUNTS, TestReal, for_both_precisions, in_pool};
 
 /// Every minimum-image pair by brute force, on the wrapped points, with the shift for the
-/// caller's positions; sorted.
-fn oracle<T: TestReal>(points: &[[T; 3]], radius: T, domain: &PeriodicBox<T>) -> Vec<PeriodicPair> {
+/// caller's positions and the squared distance between the two images (in the input
+/// precision); sorted by pair.
+fn oracle<T: TestReal>(
+    points: &[[T; 3]],
+    radius: T,
+    domain: &PeriodicBox<T>,
+) -> Vec<(PeriodicPair, T)> {
     let wrapped: Vec<([T; 3], [i64; 3])> =
         points.iter().map(|&p| domain.wrap(p).unwrap()).collect();
     let range = |a: usize| if domain.periodic[a] { -1..=1 } else { 0..=0 };
     let mut pairs = Vec::new();
     for i in 0..points.len() {
         for j in i + 1..points.len() {
-            let mut found = Vec::new();
+            let mut found: Vec<([i64; 3], T)> = Vec::new();
             for sx in range(0) {
                 for sy in range(1) {
                     for sz in range(2) {
@@ -23,29 +28,40 @@ fn oracle<T: TestReal>(points: &[[T; 3]], radius: T, domain: &PeriodicBox<T>) ->
                         // The documented rule: per axis, the point below is moved up by L.
                         let a = domain.shifted(wrapped[i].0, s.map(|v| i64::from(v < 0)));
                         let b = domain.shifted(wrapped[j].0, s.map(|v| i64::from(v > 0)));
-                        if T::distance_squared(a, b) <= radius * radius {
-                            found.push(s);
+                        let d2 = T::distance_squared(a, b);
+                        if d2 <= radius * radius {
+                            found.push((s, d2));
                         }
                     }
                 }
             }
             assert!(found.len() <= 1, "pair ({i}, {j}) within r in two images");
-            if let Some(s) = found.first() {
+            if let Some(&(s, d2)) = found.first() {
                 let shift = std::array::from_fn(|a| s[a] + wrapped[j].1[a] - wrapped[i].1[a]);
-                pairs.push(PeriodicPair {
+                let pair = PeriodicPair {
                     i: i as u32,
                     j: j as u32,
                     shift,
-                });
+                };
+                pairs.push((pair, d2));
             }
         }
     }
-    pairs.sort_unstable();
+    pairs.sort_unstable_by_key(|&(pair, _)| pair);
     pairs
 }
 
+/// The pairs of a built search, in its order.
+fn pairs_of<T: TestReal>(search: &PeriodicSearch<T>) -> Vec<PeriodicPair> {
+    let mut pairs = PeriodicPairList::default();
+    search.pairs(&mut pairs);
+    assert_eq!(pairs.distances_squared(), None);
+    pairs.pairs().to_vec()
+}
+
 fn check<T: TestReal>(name: &str, points: &[[T; 3]], radius: T, domain: PeriodicBox<T>) {
-    let expected = oracle(points, radius, &domain);
+    let expected_with_distances = oracle(points, radius, &domain);
+    let expected: Vec<PeriodicPair> = expected_with_distances.iter().map(|&(p, _)| p).collect();
     assert!(
         expected.iter().any(|p| p.shift != [0; 3]),
         "{name}: the scene must have pairs across the boundary"
@@ -53,18 +69,40 @@ fn check<T: TestReal>(name: &str, points: &[[T; 3]], radius: T, domain: Periodic
     let mut reference = None;
     for threads in THREAD_COUNTS {
         let what = format!("{name} ({}, {threads} threads)", T::NAME);
-        let (pairs, lists) = in_pool(threads, || {
+        let (pairs, with_distances, lists) = in_pool(threads, || {
             let mut search = PeriodicSearch::new(radius, domain).unwrap();
             search.build(points).unwrap();
-            let mut pairs = Vec::new();
-            search.pairs(&mut pairs);
+            let pairs = pairs_of(&search);
+            let mut with_distances = PeriodicPairList::default();
+            search.pairs_with_distances(&mut with_distances);
             let mut lists = NeighborLists::default();
             search.neighbor_lists(&mut lists);
-            (pairs, lists)
+            (pairs, with_distances, lists)
         });
         let mut sorted = pairs.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, expected, "{what}: pairs");
+        assert_eq!(
+            with_distances.pairs(),
+            &pairs[..],
+            "{what}: pairs with distances"
+        );
+        let distances = with_distances
+            .distances_squared()
+            .expect("distances were asked for");
+        let mut found: Vec<(PeriodicPair, T)> = pairs
+            .iter()
+            .copied()
+            .zip(distances.iter().copied())
+            .collect();
+        found.sort_unstable_by_key(|&(pair, _)| pair);
+        for (&(pair, d2), &(_, want)) in found.iter().zip(&expected_with_distances) {
+            assert_eq!(
+                d2.to_f64().to_bits(),
+                want.to_f64().to_bits(),
+                "{what}: distance of {pair:?}"
+            );
+        }
         assert_eq!(lists.len(), points.len(), "{what}: one list per point");
         for i in 0..points.len() {
             let want: Vec<u32> = expected
@@ -220,8 +258,7 @@ fn symmetric_at_the_radius_across_faces<T: TestReal>() {
     search.build(&points).unwrap();
     let mut lists = NeighborLists::default();
     search.neighbor_lists(&mut lists);
-    let mut pairs = Vec::new();
-    search.pairs(&mut pairs);
+    let mut pairs = pairs_of(&search);
     assert!(
         pairs.len() > 100 && pairs.len() < n / 2,
         "{} pairs",
@@ -252,8 +289,7 @@ fn symmetric_at_the_radius_across_faces<T: TestReal>() {
 
     let backwards: Vec<[T; 3]> = points.iter().rev().copied().collect();
     search.build(&backwards).unwrap();
-    let mut again = Vec::new();
-    search.pairs(&mut again);
+    let again = pairs_of(&search);
     let mut mapped: Vec<PeriodicPair> = again
         .iter()
         .map(|p| PeriodicPair {
@@ -297,8 +333,7 @@ fn far_points_wrap_with_exact_image_counts() {
     let mut search = PeriodicSearch::new(1.0, domain).unwrap();
     let points = [[-1e12 + 5.0, 5.0, 5.0], [3e10 + 5.5, 5.0, 5.0]];
     search.build(&points).unwrap();
-    let mut pairs = Vec::new();
-    search.pairs(&mut pairs);
+    let pairs = pairs_of(&search);
     let shift = [-103_000_000_000, 0, 0];
     assert_eq!(pairs, vec![PeriodicPair { i: 0, j: 1, shift }]);
     // The shift for the caller's positions: x1 + s L - x0 = 0.5 along x, exactly here.
@@ -330,7 +365,7 @@ fn far_points_wrap_with_exact_image_counts() {
     ));
     // The search still holds its last successful build.
     assert_eq!(search.len(), 2);
-    search.pairs(&mut pairs);
+    let pairs = pairs_of(&search);
     assert_eq!(pairs, vec![PeriodicPair { i: 0, j: 1, shift }]);
 }
 
@@ -404,8 +439,7 @@ fn a_failed_build_changes_nothing() {
         .collect();
     search.build(&good).unwrap();
     let observe = |search: &PeriodicSearch<f64>| {
-        let mut pairs = Vec::new();
-        search.pairs(&mut pairs);
+        let pairs = pairs_of(search);
         let mut lists = NeighborLists::default();
         search.neighbor_lists(&mut lists);
         let lists: Vec<Vec<u32>> = (0..lists.len())

@@ -1,6 +1,6 @@
 //! The scheme interface of hhg-core (`CoreScheme`) against the oracle, and its statistics.
 
-use hhg_core::{CoreScheme, Error, FixedRadiusScheme, NeighborLists, SchemeStats};
+use hhg_core::{CoreScheme, Error, FixedRadiusScheme, NeighborLists, PairList, SchemeStats};
 use hhg_testkit::{
     SplitMix64, TestReal, check_pairs, for_both_precisions, oracle_pairs, oracle_self, to_real,
     uniform_cube,
@@ -15,9 +15,10 @@ fn core_scheme_matches_the_oracle<T: TestReal>() {
     assert_eq!(scheme.name(), "core");
     assert_eq!(scheme.len(), points.len());
     let expected = oracle_pairs(&points, radius);
-    let mut pairs = Vec::new();
+    let mut pairs = PairList::default();
     scheme.pairs(&mut pairs);
-    check_pairs("core scheme pairs", &pairs, &expected);
+    assert_eq!(pairs.distances_squared(), None);
+    check_pairs("core scheme pairs", pairs.pairs(), &expected);
     let mut visited = Vec::new();
     scheme.for_each_pair(&mut |i, j| visited.push([i, j]));
     check_pairs("core scheme visitor", &visited, &expected);
@@ -112,4 +113,35 @@ fn lists_from_pairs_refuse_an_index_out_of_range() {
     lists.assign_from_pairs(600_007, &[[600_006, 0]]).unwrap();
     assert_eq!(lists.neighbors(0), &[600_006]);
     assert_eq!(lists.neighbors(600_006), &[0]);
+}
+
+/// Lists made from a pair search equal the grid's own lists; a search whose pairs index
+/// beyond the object count is refused and leaves the lists as they were.
+#[test]
+fn lists_from_a_pair_search() {
+    let mut rng = SplitMix64::new(47);
+    let points: Vec<[f64; 3]> = uniform_cube(&mut rng, 2000, [0.5, -1.0, 2.0], 1.0, 12.0);
+    let mut grid = hhg_core::Grid::new(1.0).unwrap();
+    grid.build(&points).unwrap();
+    let mut want = NeighborLists::default();
+    grid.neighbor_lists(&mut want);
+    let mut lists = NeighborLists::default();
+    for _ in 0..2 {
+        lists
+            .assign_from_pair_search(points.len(), |pairs| grid.pairs(pairs))
+            .unwrap();
+        assert_eq!(lists.offsets(), want.offsets());
+        assert_eq!(lists.indices(), want.indices());
+    }
+    let error = lists
+        .assign_from_pair_search(points.len() - 1, |pairs| grid.pairs(pairs))
+        .unwrap_err();
+    assert!(
+        matches!(error, Error::PairIndexOutOfRange { count, .. } if count == points.len() - 1),
+        "{error:?}"
+    );
+    assert_eq!(lists.offsets(), want.offsets());
+    assert_eq!(lists.indices(), want.indices());
+    lists.assign_from_pair_search(0, |_| {}).unwrap();
+    assert_eq!((lists.len(), lists.total()), (0, 0));
 }

@@ -34,7 +34,7 @@ fn ms(d: Duration) -> f64 {
 /// Builds and searches with `scheme`, and prints one row of the table.
 fn measure<T: Real>(label: &str, scheme: &mut dyn FixedRadiusScheme<T>, points: &[[T; 3]]) -> u64 {
     let build = median(|| scheme.build(points).unwrap());
-    let mut pairs = Vec::new();
+    let mut pairs = hhg_core::PairList::default();
     let search = median(|| scheme.pairs(&mut pairs));
     let count = pairs.len() as u64;
     let start = Instant::now();

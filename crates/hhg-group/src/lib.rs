@@ -24,7 +24,7 @@
 //! ([`GroupScheme::build_profile`]).
 //!
 //! ```
-//! use hhg_core::{FixedRadiusScheme, Kernel};
+//! use hhg_core::{FixedRadiusScheme, Kernel, PairList};
 //! use hhg_group::{GroupConfig, GroupScheme};
 //!
 //! let points = [[0.0f32, 0.0, 0.0], [0.5, 0.0, 0.0], [3.0, 0.0, 0.0], [3.0, 0.9, 0.0]];
@@ -32,10 +32,11 @@
 //! let mut scheme = GroupScheme::with_config(1.0f32, config)?;
 //! scheme.build(&points)?;
 //!
-//! let mut pairs = Vec::new();
+//! let mut pairs = PairList::default();
 //! scheme.pairs(&mut pairs);
-//! pairs.sort_unstable();
-//! assert_eq!(pairs, [[0, 1], [2, 3]]);
+//! let mut found = pairs.pairs().to_vec();
+//! found.sort_unstable();
+//! assert_eq!(found, [[0, 1], [2, 3]]);
 //!
 //! let mut near = Vec::new();
 //! scheme.query_point([0.2, 0.0, 0.0], &mut near)?;

@@ -28,7 +28,7 @@
 //!    then holds, per bucket, its cells (coordinates and point range), and the walking
 //!    order of the searches (the cells in greedy order) is cut into work units.
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use hhg_core::building_blocks::{
@@ -154,15 +154,6 @@ pub(crate) struct CellEntry {
     pub(crate) start: u32,
 }
 
-/// Buffers of the pairs search, reused across calls.
-#[derive(Debug, Default)]
-pub(crate) struct PairScratch {
-    /// One pair buffer per work unit.
-    pub(crate) parts: Vec<Vec<[u32; 2]>>,
-    /// The pairs handed to the neighbour lists.
-    pub(crate) pairs: Vec<[u32; 2]>,
-}
-
 /// Fixed-radius neighbour search with group spatial hashing (Jung and Choi): cells of edge
 /// `r * (1 + 1e-5)`, each mapped to the least loaded of its `g` candidate buckets, points
 /// sorted by (bucket, cell) into SoA columns.
@@ -212,7 +203,6 @@ pub struct GroupScheme<T: Real> {
     profile: BuildProfile,
     /// The pairs search's candidate count, counted on first request after each build.
     pair_candidates: OnceLock<u64>,
-    pub(crate) scratch: Mutex<PairScratch>,
 }
 
 impl<T: Real> GroupScheme<T> {
@@ -253,7 +243,6 @@ impl<T: Real> GroupScheme<T> {
             load_stats: SchemeStats::default(),
             profile: BuildProfile::default(),
             pair_candidates: OnceLock::new(),
-            scratch: Mutex::new(PairScratch::default()),
         })
     }
 
@@ -696,21 +685,7 @@ pub(crate) fn cut_ranges(
 impl<T: Real> GroupScheme<T> {
     /// The neighbour lists through the pairs (both directions, each ascending).
     pub(crate) fn lists_from_pairs(&self, out: &mut NeighborLists<T>) {
-        let mut scratch = self
-            .scratch
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let PairScratch { parts, pairs } = &mut *scratch;
-        if self.len_points() == 0 {
-            // `assign_from_pairs` cannot sort into zero lists; an empty grid's lists are
-            // the empty set's lists (one offset, no entry).
-            if let Ok(grid) = hhg_core::Grid::new(self.radius) {
-                grid.neighbor_lists(out);
-            }
-            return;
-        }
-        self.pairs_into(parts, pairs);
-        out.assign_from_pairs(self.len_points(), pairs)
+        out.assign_from_pair_search(self.len_points(), |pairs| self.pairs_into(pairs))
             .expect("the grid's pairs index its points");
     }
 

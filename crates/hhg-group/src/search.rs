@@ -34,7 +34,7 @@
 //! unit order, so the output does not depend on the thread count.
 
 use hhg_core::building_blocks::{FORWARD_OFFSETS, LANES, NEIGHBOURHOOD_OFFSETS};
-use hhg_core::{Error, FixedRadiusScheme, Kernel, NeighborLists, Real, SchemeStats};
+use hhg_core::{Error, FixedRadiusScheme, Kernel, NeighborLists, PairList, Real, SchemeStats};
 use rayon::prelude::*;
 
 use crate::hash::{GroupHasher, MAX_CANDIDATES};
@@ -374,29 +374,24 @@ impl<T: Real> GroupScheme<T> {
         if i < j { [i, j] } else { [j, i] }
     }
 
-    /// Every pair into `out`, through one buffer per work unit in `parts`.
-    pub(crate) fn pairs_into(&self, parts: &mut Vec<Vec<[u32; 2]>>, out: &mut Vec<[u32; 2]>) {
+    /// Every pair into `out`, through one buffer per work unit kept in it.
+    pub(crate) fn pairs_into(&self, out: &mut PairList<T>) {
         match self.config.kernel {
-            Kernel::Simd => self.pairs_with::<Simd>(parts, out),
-            Kernel::Scalar => self.pairs_with::<Scalar>(parts, out),
+            Kernel::Simd => self.pairs_with::<Simd>(out),
+            Kernel::Scalar => self.pairs_with::<Scalar>(out),
         }
     }
 
-    fn pairs_with<K: Lanes<T>>(&self, parts: &mut Vec<Vec<[u32; 2]>>, out: &mut Vec<[u32; 2]>) {
+    fn pairs_with<K: Lanes<T>>(&self, out: &mut PairList<T>) {
         let Some((hasher, span)) = self.built() else {
-            out.clear();
+            out.collect_units(0, |_, _| {});
             return;
         };
-        hhg_core::building_blocks::collect_unit_pairs(
-            parts,
-            self.units.len(),
-            |u, part| {
-                self.walk_unit::<K>(hasher, span, self.units[u], &mut |p, q| {
-                    part.push(self.caller_pair(p, q));
-                });
-            },
-            out,
-        );
+        out.collect_units(self.units.len(), |u, buffer| {
+            self.walk_unit::<K>(hasher, span, self.units[u], &mut |p, q| {
+                buffer.push(self.caller_pair(p, q));
+            });
+        });
     }
 
     fn visit_pairs<K: Lanes<T>>(&self, visit: &mut dyn FnMut(u32, u32)) {
@@ -474,12 +469,8 @@ impl<T: Real> FixedRadiusScheme<T> for GroupScheme<T> {
         self.len_points()
     }
 
-    fn pairs(&self, out: &mut Vec<[u32; 2]>) {
-        let mut scratch = self
-            .scratch
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        self.pairs_into(&mut scratch.parts, out);
+    fn pairs(&self, out: &mut PairList<T>) {
+        self.pairs_into(out);
     }
 
     fn neighbor_lists(&self, out: &mut NeighborLists<T>) {

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{queries, scenes};
-use hhg_core::{CoreScheme, FixedRadiusScheme, Kernel, NeighborLists};
+use hhg_core::{CoreScheme, FixedRadiusScheme, Kernel, NeighborLists, PairList};
 use hhg_group::{CellAssignment, GroupConfig, GroupScheme};
 use hhg_testkit::{
     Scene, SplitMix64, THREAD_COUNTS, TestReal, assert_same_seq, check_lists, check_pairs,
@@ -49,8 +49,9 @@ struct Outcome {
 
 /// Runs every operation of a built scheme.
 fn outcome<T: TestReal>(scheme: &GroupScheme<T>, queries: &[[T; 3]]) -> Outcome {
-    let mut pairs = Vec::new();
-    scheme.pairs(&mut pairs);
+    let mut pair_list = PairList::default();
+    scheme.pairs(&mut pair_list);
+    let pairs = pair_list.pairs().to_vec();
     let mut visited = Vec::new();
     scheme.for_each_pair(&mut |i, j| visited.push([i, j]));
     let mut lists = NeighborLists::default();
@@ -179,8 +180,9 @@ fn agrees_with_core<T: TestReal>() {
         let queries = queries(&mut rng, &scene.points, scene.radius);
         let mut core = CoreScheme::new(scene.radius).unwrap();
         core.build(&scene.points).unwrap();
-        let mut core_pairs = Vec::new();
-        core.pairs(&mut core_pairs);
+        let mut core_list = PairList::default();
+        core.pairs(&mut core_list);
+        let mut core_pairs = core_list.pairs().to_vec();
         core_pairs.sort_unstable();
         let mut core_lists = NeighborLists::default();
         core.neighbor_lists(&mut core_lists);
@@ -233,11 +235,11 @@ fn rebuilds_reuse_buffers<T: TestReal>() {
     let mut scheme = GroupScheme::with_config(T::from_f64(1.0), GroupConfig::default()).unwrap();
     for scene in all.iter().filter(|s| s.radius.to_f64() == 1.0) {
         scheme.build(&scene.points).unwrap();
-        let mut pairs = Vec::new();
+        let mut pairs = PairList::default();
         scheme.pairs(&mut pairs);
         check_pairs(
             &scene.name,
-            &pairs,
+            pairs.pairs(),
             &oracle_pairs(&scene.points, scene.radius),
         );
     }

@@ -82,9 +82,9 @@ fn recovers_after_errors<T: TestReal>() {
     let bad = [[T::from_f64(f64::NAN); 3]];
     assert!(scheme.build(&bad).is_err());
     scheme.build(&good).unwrap();
-    let mut pairs = Vec::new();
+    let mut pairs = hhg_core::PairList::default();
     scheme.pairs(&mut pairs);
-    assert_eq!(pairs, [[0, 1]]);
+    assert_eq!(pairs.pairs(), [[0, 1]]);
 }
 
 /// Non-finite query points are refused, built or not.

@@ -17,7 +17,7 @@ fn median(mut times: Vec<f64>) -> f64 {
 
 /// Measures one scheme: median build and pairs times over `runs` after one warm-up.
 fn measure<T: Real>(scheme: &mut dyn FixedRadiusScheme<T>, points: &[[T; 3]], runs: usize) {
-    let mut pairs = Vec::new();
+    let mut pairs = hhg_core::PairList::default();
     scheme.build(points).unwrap();
     scheme.pairs(&mut pairs);
     let (mut build, mut search) = (Vec::new(), Vec::new());

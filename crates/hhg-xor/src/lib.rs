@@ -37,7 +37,7 @@
 //! # Example
 //!
 //! ```
-//! use hhg_core::{CoreScheme, FixedRadiusScheme, NeighborLists};
+//! use hhg_core::{CoreScheme, FixedRadiusScheme, NeighborLists, PairList};
 //! use hhg_xor::{PoucholScheme, Primes, XorScheme};
 //!
 //! let points = [[0.0f64, 0.0, 0.0], [0.6, 0.0, 0.0], [0.6, 0.8, 0.0], [5.0, 5.0, 5.0]];
@@ -48,11 +48,12 @@
 //! ];
 //! for mut scheme in schemes {
 //!     scheme.build(&points)?;
-//!     let mut pairs = Vec::new();
+//!     let mut pairs = PairList::default();
 //!     scheme.pairs(&mut pairs);
-//!     pairs.sort_unstable();
+//!     let mut found = pairs.pairs().to_vec();
+//!     found.sort_unstable();
 //!     // (0, 2) is at distance exactly 1.
-//!     assert_eq!(pairs, vec![[0, 1], [0, 2], [1, 2]], "{}", scheme.name());
+//!     assert_eq!(found, [[0, 1], [0, 2], [1, 2]], "{}", scheme.name());
 //!     let mut lists = NeighborLists::default();
 //!     scheme.neighbor_lists(&mut lists);
 //!     assert_eq!(lists.neighbors(0), &[1, 2]);
@@ -63,7 +64,6 @@
 //! # Ok::<(), hhg_core::Error>(())
 //! ```
 
-mod collect;
 mod hash;
 mod kernel;
 pub mod multilevel;

@@ -31,10 +31,9 @@ use hhg_core::building_blocks::{
     CELL_MARGIN, CellTable, FORWARD_OFFSETS, LANES, NEIGHBOURHOOD_OFFSETS, SortScratch, bounds,
     check_count, counting_sort,
 };
-use hhg_core::{Error, Kernel, NeighborLists, Points, Real};
+use hhg_core::{Error, Kernel, NeighborLists, PairList, Points, Real};
 use rayon::prelude::*;
 
-use crate::collect::PairBuffers;
 use crate::hash::{CellHasher, KeyRule, Primes, XorHash};
 use crate::kernel::{MaskKernel, ScalarKernel, SimdKernel, spheres_point, spheres_run};
 use crate::table::{Buckets, TableSize, add, check_point, near_span};
@@ -75,9 +74,9 @@ pub struct MultilevelLevel {
 /// let radii = [2.0f32, 0.5, 0.5];
 /// let mut search = MultilevelSearch::new(Primes::Teschner);
 /// search.build(&points, &radii)?;
-/// let mut pairs = Vec::new();
+/// let mut pairs = hhg_core::PairList::default();
 /// search.pairs(&mut pairs);
-/// assert_eq!(pairs, vec![[0, 1]]); // 1.5 <= max(2.0, 0.5)
+/// assert_eq!(pairs.pairs(), [[0, 1]]); // 1.5 <= max(2.0, 0.5)
 /// assert_eq!(search.levels().len(), 2);
 /// # Ok::<(), hhg_core::Error>(())
 /// ```
@@ -97,7 +96,6 @@ pub struct MultilevelSearch<T: Real> {
     sort_scratch: SortScratch,
     /// Work units: (level index, bucket range).
     units: Vec<(u32, u32, u32)>,
-    pair_buffers: PairBuffers,
 }
 
 impl<T: Real> MultilevelSearch<T> {
@@ -117,7 +115,6 @@ impl<T: Real> MultilevelSearch<T> {
             members: Vec::new(),
             sort_scratch: SortScratch::default(),
             units: Vec::new(),
-            pair_buffers: PairBuffers::default(),
         }
     }
 
@@ -366,21 +363,17 @@ impl<T: Real> MultilevelSearch<T> {
     }
 
     /// Every pair, in unit order, with kernel `K`.
-    fn pairs_with<K: MaskKernel>(&self, out: &mut Vec<[u32; 2]>) {
-        self.pair_buffers.collect(
-            self.units.len(),
-            |u, part| {
-                self.walk_unit::<K>(self.units[u], &mut |i, j| {
-                    part.push(if i < j { [i, j] } else { [j, i] })
-                })
-            },
-            out,
-        );
+    fn pairs_with<K: MaskKernel>(&self, out: &mut PairList<T>) {
+        out.collect_units(self.units.len(), |u, buffer| {
+            self.walk_unit::<K>(self.units[u], &mut |i, j| {
+                buffer.push(if i < j { [i, j] } else { [j, i] })
+            })
+        });
     }
 
-    /// Every neighbour pair `[i, j]`, `i < j`, exactly once, into `out` (cleared first), in
-    /// an order that does not depend on the thread count.
-    pub fn pairs(&self, out: &mut Vec<[u32; 2]>) {
+    /// Every neighbour pair `[i, j]`, `i < j`, exactly once, into `out` (refilled, without
+    /// distances), in an order that does not depend on the thread count.
+    pub fn pairs(&self, out: &mut PairList<T>) {
         match self.kernel {
             Kernel::Simd => self.pairs_with::<SimdKernel>(out),
             Kernel::Scalar => self.pairs_with::<ScalarKernel>(out),
@@ -401,8 +394,8 @@ impl<T: Real> MultilevelSearch<T> {
 
     /// Per-particle neighbour lists in CSR form, both directions, each ascending.
     pub fn neighbor_lists(&self, out: &mut NeighborLists<T>) {
-        self.pair_buffers
-            .neighbor_lists(self.len, |pairs| self.pairs(pairs), out);
+        out.assign_from_pair_search(self.len, |pairs| self.pairs(pairs))
+            .expect("the search's pairs index its particles");
     }
 
     /// Appends the particles whose radius reaches `p` (unsorted) with kernel `K`.

@@ -48,7 +48,6 @@ use hhg_core::building_blocks::{NEIGHBOURHOOD_OFFSETS, check_radius};
 use hhg_core::{Error, FixedRadiusScheme, Kernel, Real};
 use rayon::prelude::*;
 
-use crate::collect::PairBuffers;
 use crate::hash::{CellHasher, KeyRule, Primes, XorHash};
 use crate::kernel::{MaskKernel, ScalarKernel, SimdKernel, inside_box, query_runs, within_run};
 use crate::table::{Buckets, TableSize, add, cell_geometry, query_cell};
@@ -80,9 +79,9 @@ pub enum Levels {
 /// let points = [[0.0f32, 0.0, 0.0], [0.5, 0.0, 0.0], [3.0, 0.0, 0.0]];
 /// let mut scheme = PoucholScheme::new(1.0, Primes::Teschner)?;
 /// scheme.build(&points)?;
-/// let mut pairs = Vec::new();
+/// let mut pairs = hhg_core::PairList::default();
 /// scheme.pairs(&mut pairs);
-/// assert_eq!(pairs, vec![[0, 1]]);
+/// assert_eq!(pairs.pairs(), [[0, 1]]);
 /// let mut inside = Vec::new();
 /// scheme.query_aabb(&Aabb::new([0.4, -1.0, -1.0], [5.0, 1.0, 1.0]), &mut inside)?;
 /// assert_eq!(inside, vec![1, 2]);
@@ -102,7 +101,6 @@ pub struct PoucholScheme<T: Real> {
     table: Buckets<T>,
     /// The `has_children` flag of every bucket, one bit each.
     children: Vec<AtomicU64>,
-    pair_buffers: PairBuffers,
 }
 
 impl<T: Real> PoucholScheme<T> {
@@ -134,7 +132,6 @@ impl<T: Real> PoucholScheme<T> {
             top: 0,
             table: Buckets::default(),
             children: Vec::new(),
-            pair_buffers: PairBuffers::default(),
         })
     }
 

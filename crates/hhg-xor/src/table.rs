@@ -397,16 +397,14 @@ macro_rules! impl_fixed_radius_scheme {
             }
 
             /// Every pair, in unit order, with kernel `K`.
-            fn pairs_with<K: $crate::kernel::MaskKernel>(&self, out: &mut Vec<[u32; 2]>) {
+            fn pairs_with<K: $crate::kernel::MaskKernel>(&self, out: &mut hhg_core::PairList<T>) {
                 let Some(hasher) = self.hasher.as_ref() else {
-                    out.clear();
+                    out.collect_units(0, |_, _| {});
                     return;
                 };
-                self.pair_buffers.collect(
-                    self.table.units.len(),
-                    |u, part| self.unit_pairs::<K>(hasher, u, part),
-                    out,
-                );
+                out.collect_units(self.table.units.len(), |u, buffer| {
+                    self.unit_pairs::<K>(hasher, u, buffer)
+                });
             }
         }
 
@@ -427,7 +425,7 @@ macro_rules! impl_fixed_radius_scheme {
                 self.table.len()
             }
 
-            fn pairs(&self, out: &mut Vec<[u32; 2]>) {
+            fn pairs(&self, out: &mut hhg_core::PairList<T>) {
                 match self.kernel {
                     hhg_core::Kernel::Simd => self.pairs_with::<$crate::kernel::SimdKernel>(out),
                     hhg_core::Kernel::Scalar => {
@@ -437,8 +435,8 @@ macro_rules! impl_fixed_radius_scheme {
             }
 
             fn neighbor_lists(&self, out: &mut hhg_core::NeighborLists<T>) {
-                self.pair_buffers
-                    .neighbor_lists(self.len(), |pairs| self.pairs(pairs), out);
+                out.assign_from_pair_search(self.len(), |pairs| self.pairs(pairs))
+                    .expect("the table's pairs index its points");
             }
 
             fn for_each_pair(&self, visit: &mut dyn FnMut(u32, u32)) {

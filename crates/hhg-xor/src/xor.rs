@@ -30,7 +30,6 @@ use hhg_core::building_blocks::{FORWARD_OFFSETS, NEIGHBOURHOOD_OFFSETS, check_ra
 use hhg_core::{Error, Kernel, Real};
 use rayon::prelude::*;
 
-use crate::collect::PairBuffers;
 use crate::hash::{CellHasher, KeyRule, Primes, XorHash};
 use crate::kernel::{MaskKernel, query_runs, within_run};
 use crate::table::{Buckets, TableSize, add, cell_geometry, query_cell};
@@ -44,9 +43,9 @@ use crate::table::{Buckets, TableSize, add, cell_geometry, query_cell};
 /// let points = [[0.0f64, 0.0, 0.0], [0.5, 0.0, 0.0], [3.0, 0.0, 0.0]];
 /// let mut scheme = XorScheme::new(1.0, Primes::Teschner)?;
 /// scheme.build(&points)?;
-/// let mut pairs = Vec::new();
+/// let mut pairs = hhg_core::PairList::default();
 /// scheme.pairs(&mut pairs);
-/// assert_eq!(pairs, vec![[0, 1]]);
+/// assert_eq!(pairs.pairs(), [[0, 1]]);
 /// # Ok::<(), hhg_core::Error>(())
 /// ```
 #[derive(Debug)]
@@ -58,7 +57,6 @@ pub struct XorScheme<T: Real> {
     kernel: Kernel,
     hasher: Option<CellHasher>,
     table: Buckets<T>,
-    pair_buffers: PairBuffers,
 }
 
 impl<T: Real> XorScheme<T> {
@@ -79,7 +77,6 @@ impl<T: Real> XorScheme<T> {
             kernel: Kernel::Simd,
             hasher: None,
             table: Buckets::default(),
-            pair_buffers: PairBuffers::default(),
         })
     }
 

@@ -104,7 +104,8 @@ fn span_beyond_the_cell_range<T: TestReal>() {
     let points: Vec<[T; 3]> = to_real(&[[0.0; 3], [0.0, 0.0, 0.5 * MAX_SPAN_CELLS]]);
     for mut scheme in schemes(radius) {
         scheme.build(&points).unwrap();
-        let mut pairs = vec![[1, 1]];
+        let mut pairs = hhg_core::PairList::default();
+        pairs.collect_units(1, |_, stale| stale.push([1, 1]));
         scheme.pairs(&mut pairs);
         assert!(pairs.is_empty());
     }

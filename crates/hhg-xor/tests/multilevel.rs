@@ -170,8 +170,10 @@ fn every_scene_matches_the_oracle<T: TestReal>() {
                     );
                 }
 
-                let mut pairs = vec![[3, 3]];
-                search.pairs(&mut pairs);
+                let mut pair_list = PairList::default();
+                pair_list.collect_units(1, |_, stale| stale.push([3, 3]));
+                search.pairs(&mut pair_list);
+                let pairs = pair_list.pairs().to_vec();
                 check_pairs(&format!("{what}: pairs"), &pairs, &expected);
                 let mut visited = Vec::new();
                 search.for_each_pair(|i, j| visited.push([i, j]));
@@ -213,8 +215,9 @@ fn levels_follow_the_radii<T: TestReal>() {
     assert!(
         (search.base_cell() - 0.5 * (1.0 + hhg_core::building_blocks::CELL_MARGIN)).abs() < 1e-12
     );
-    let mut pairs = Vec::new();
-    search.pairs(&mut pairs);
+    let mut pair_list = PairList::default();
+    search.pairs(&mut pair_list);
+    let mut pairs = pair_list.pairs().to_vec();
     pairs.sort_unstable();
     assert_eq!(pairs, vec![[0, 1], [0, 2], [1, 2]]);
     search.build(&points, &[T::from_f64(1.0); 4]).unwrap();
@@ -240,11 +243,11 @@ fn thread_counts_give_identical_output<T: TestReal>() {
         let (pairs, lists) = in_pool(threads, || {
             let mut search = MultilevelSearch::new(Primes::Teschner);
             search.build(&points, &radii).unwrap();
-            let mut pairs = Vec::new();
+            let mut pairs = PairList::default();
             search.pairs(&mut pairs);
             let mut lists = NeighborLists::default();
             search.neighbor_lists(&mut lists);
-            (pairs, lists.indices().to_vec())
+            (pairs.pairs().to_vec(), lists.indices().to_vec())
         });
         check_pairs(&format!("{threads} threads"), &pairs, &expected);
         match &first {

@@ -287,8 +287,9 @@ fn name_and_a_small_example() {
     assert_eq!(out, vec![10, 11, 12]);
     scheme.query_point([20.0, 0.5, 0.0], &mut out).unwrap();
     assert_eq!(out, vec![20]);
-    let mut pairs = Vec::new();
-    scheme.pairs(&mut pairs);
+    let mut pair_list = hhg_core::PairList::default();
+    scheme.pairs(&mut pair_list);
+    let mut pairs = pair_list.pairs().to_vec();
     pairs.sort_unstable();
     let want: Vec<[u32; 2]> = (0..63).map(|i| [i, i + 1]).collect();
     assert_eq!(pairs, want);

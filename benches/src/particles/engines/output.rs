@@ -2,7 +2,7 @@
 //! ([`Csr`]), the structures an engine keeps between runs, and the timed [`Output`].
 
 use hhg_core::broad::VariableRadiusSearch;
-use hhg_core::periodic::{PeriodicPair, PeriodicSearch};
+use hhg_core::periodic::{PeriodicPairList, PeriodicSearch};
 use hhg_core::{Grid, ListPass, NeighborLists};
 use rayon::prelude::*;
 
@@ -149,11 +149,12 @@ impl Output {
             }
             Lists::HhgPeriodic { search, lists } => {
                 let mut stats = pair_stats(self.len(), |i| lists.neighbors(i), map);
-                let mut found: Vec<PeriodicPair> = Vec::new();
+                let mut found = PeriodicPairList::default();
                 search.pairs(&mut found);
                 // The bench's points lie in the box, so every shift is -1, 0 or 1.
                 let narrow = |s: i64| i32::try_from(s).expect("a shift of a point in the box");
                 let shifted: Vec<(u32, u32, [i32; 3])> = found
+                    .pairs()
                     .iter()
                     .map(|p| (p.i, p.j, p.shift.map(narrow)))
                     .collect();

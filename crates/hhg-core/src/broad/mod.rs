@@ -465,7 +465,7 @@ impl<T: Real> BroadPhase<T> {
     /// cleared first, its buffers reused).
     pub fn pairs(&self, out: &mut PairList<T>) {
         let tasks = self.tasks();
-        out.collect_parts(tasks.len(), |task, part| {
+        out.collect_units(tasks.len(), |task, part| {
             self.run_task(tasks[task], &mut |a, b| part.push([a.min(b), a.max(b)]));
         });
     }

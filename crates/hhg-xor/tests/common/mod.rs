@@ -2,7 +2,7 @@
 // Each test binary uses a different subset of these helpers.
 #![allow(dead_code)]
 
-use hhg_core::{CoreScheme, FixedRadiusScheme, Kernel, NeighborLists, Real};
+use hhg_core::{CoreScheme, FixedRadiusScheme, Kernel, NeighborLists, PairList, Real};
 use hhg_testkit::{
     Scene, SplitMix64, THREAD_COUNTS, TestReal, assert_same_seq, check_lists, check_pairs,
     gaussian_clusters, in_pool, lattice, oracle_pairs, oracle_point, oracle_self,
@@ -129,8 +129,11 @@ pub fn check_scheme<T: TestReal>(
     );
 
     // Stale content must be replaced.
-    let mut pairs = vec![[7, 7]; 3];
-    scheme.pairs(&mut pairs);
+    let mut pair_list = PairList::default();
+    pair_list.collect_units(1, |_, stale| stale.extend([[7, 7]; 3]));
+    scheme.pairs(&mut pair_list);
+    assert_eq!(pair_list.distances_squared(), None, "{what}: no distances");
+    let pairs = pair_list.pairs().to_vec();
     check_pairs(&format!("{what}: pairs"), &pairs, &expected.pairs);
 
     let mut visited = Vec::new();
@@ -199,8 +202,9 @@ pub type Outputs = (Vec<[u32; 2]>, Vec<u32>, Vec<u32>);
 pub fn core_pairs<T: TestReal>(points: &[[T; 3]], radius: T) -> Vec<[u32; 2]> {
     let mut core = CoreScheme::new(radius).unwrap();
     core.build(points).unwrap();
-    let mut pairs = Vec::new();
+    let mut pairs = PairList::default();
     core.pairs(&mut pairs);
+    let mut pairs = pairs.pairs().to_vec();
     pairs.sort_unstable();
     pairs
 }
@@ -229,11 +233,15 @@ pub fn outputs<T: TestReal, S: FixedRadiusScheme<T>>(
     order: fn(&S) -> &[u32],
 ) -> Outputs {
     scheme.build(points).unwrap();
-    let mut pairs = Vec::new();
+    let mut pairs = PairList::default();
     scheme.pairs(&mut pairs);
     let mut lists = NeighborLists::default();
     scheme.neighbor_lists(&mut lists);
-    (pairs, order(&scheme).to_vec(), lists.indices().to_vec())
+    (
+        pairs.pairs().to_vec(),
+        order(&scheme).to_vec(),
+        lists.indices().to_vec(),
+    )
 }
 
 /// Runs `run` with each of [`THREAD_COUNTS`] threads: every run's pairs are the sorted pairs
