@@ -330,6 +330,9 @@ impl<T: Real> BroadPhase<T> {
         self.huge_boxes.clear();
         self.huge_filters.clear();
         self.used = 0;
+        // Emptied until the build completes and plans them again, so that no task names a
+        // level or a huge box of the build before.
+        self.tasks.clear();
 
         if n < self.config.all_pairs_below {
             self.flat = true;
@@ -338,6 +341,7 @@ impl<T: Real> BroadPhase<T> {
             if let Some(filters) = filters {
                 self.flat_filters.extend_from_slice(filters);
             }
+            self.plan_tasks();
             return Ok(());
         }
         self.flat = false;
@@ -436,6 +440,7 @@ impl<T: Real> BroadPhase<T> {
             )?;
             self.used += 1;
         }
+        self.plan_tasks();
         Ok(())
     }
 }

@@ -18,23 +18,22 @@
 //! [`BroadPhaseConfig::all_pairs_below`] boxes no grid is built at all (thesis §3.7).
 
 mod build;
+mod detect;
 mod patch;
 mod query;
+mod scan;
 mod scene;
 mod spheres;
 
-use rayon::prelude::*;
-
 use crate::columns::PointColumns;
 use crate::geometry::{CellTable, Kernel};
-use crate::grid::{forward_neighbourhood, forward_rows, full_neighbourhood};
-use crate::pairs::PairList;
-use crate::real::{LANES, Real};
+use crate::real::Real;
 
 pub use crate::real::{boxes_overlap, sphere_pair_within};
 use crate::sort::SortScratch;
 
 pub use query::segment_may_hit;
+pub(crate) use scan::{BlockTest, BoxTest, SphereTest, scan, scan_columns, with_test};
 pub use scene::{Handle, Motion, Scene, UpdateReport, UpdateStrategy};
 pub use spheres::VariableRadiusSearch;
 
@@ -307,6 +306,8 @@ pub struct BroadPhase<T: Real> {
     flat_filters: Vec<Filter>,
     flat: bool,
     filtered: bool,
+    /// The tasks of the detection step, in output order, planned at the end of each build.
+    tasks: Vec<Task>,
     /// Build scratch: the level exponent of every box, and boxes grouped by exponent.
     exponents: Vec<u32>,
     members: Vec<u32>,
@@ -333,6 +334,7 @@ impl<T: Real> Default for BroadPhase<T> {
             flat_filters: Vec::new(),
             flat: true,
             filtered: false,
+            tasks: Vec::new(),
             exponents: Vec::new(),
             members: Vec::new(),
             member_starts: Vec::new(),
@@ -448,6 +450,7 @@ impl<T: Real> BroadPhase<T> {
             + columns(&self.flat_min)
             + columns(&self.flat_max)
             + self.flat_filters.capacity() * size_of::<Filter>()
+            + self.tasks.capacity() * size_of::<Task>()
             + 4 * (self.exponents.capacity()
                 + self.members.capacity()
                 + self.member_starts.capacity())
@@ -458,303 +461,5 @@ impl<T: Real> BroadPhase<T> {
     #[inline]
     pub(crate) fn active_levels(&self) -> &[Level<T>] {
         &self.levels[..self.used]
-    }
-
-    /// Every overlapping pair `[a, b]`, `a < b` in the caller's numbering, exactly once and in
-    /// an order that does not depend on the thread count, into `out` (without distances;
-    /// cleared first, its buffers reused).
-    pub fn pairs(&self, out: &mut PairList<T>) {
-        let tasks = self.tasks();
-        out.collect_units(tasks.len(), |task, part| {
-            self.run_task(tasks[task], &mut |a, b| part.push([a.min(b), a.max(b)]));
-        });
-    }
-
-    /// Calls `visit(a, b)` for every overlapping pair (`a < b`), sequentially, in the order of
-    /// [`BroadPhase::pairs`]; stores nothing.
-    pub fn for_each_pair(&self, mut visit: impl FnMut(u32, u32)) {
-        for task in self.tasks() {
-            self.run_task(task, &mut |a, b| visit(a.min(b), a.max(b)));
-        }
-    }
-
-    /// Calls `visit(a, b)` for every overlapping pair (`a < b`) from the rayon pool; stores
-    /// nothing. The call order is unspecified.
-    pub fn par_for_each_pair(&self, visit: impl Fn(u32, u32) + Sync) {
-        self.tasks().into_par_iter().for_each(|task| {
-            self.run_task(task, &mut |a, b| visit(a.min(b), a.max(b)));
-        });
-    }
-
-    /// The tasks of the detection step, in output order.
-    fn tasks(&self) -> Vec<Task> {
-        let mut tasks = Vec::new();
-        if self.flat {
-            let n = self.len;
-            let chunk = 256;
-            let mut start = 0;
-            while start < n {
-                tasks.push(Task::Flat {
-                    start,
-                    end: (start + chunk).min(n),
-                });
-                start += chunk;
-            }
-            return tasks;
-        }
-        for (level, l) in self.active_levels().iter().enumerate() {
-            tasks.extend((0..l.units.len()).map(|unit| Task::Unit { level, unit }));
-        }
-        tasks.extend((0..self.huge.len()).map(|index| Task::Huge { index }));
-        tasks
-    }
-
-    /// Runs one detection task, reporting pairs (in either order) to `emit`.
-    fn run_task(&self, task: Task, emit: &mut impl FnMut(u32, u32)) {
-        with_test!(self.kind, self.kernel, |test| match task {
-            Task::Unit { level, unit } => self.unit_pairs(level, unit, test, emit),
-            Task::Huge { index } => self.huge_pairs(index, test, emit),
-            Task::Flat { start, end } => self.flat_pairs(start, end, test, emit),
-        })
-    }
-
-    /// The pairs of one work unit: each box against the later boxes of its bucket, the 13
-    /// forward buckets, and the 27 buckets around its corner in every coarser level.
-    fn unit_pairs(
-        &self,
-        level_index: usize,
-        unit: usize,
-        test: impl BlockTest<T>,
-        emit: &mut impl FnMut(u32, u32),
-    ) {
-        let levels = self.active_levels();
-        let level = &levels[level_index];
-        let table = &level.table;
-        let (lo_bucket, hi_bucket) = level.units[unit];
-        let filtered = self.filtered;
-        for b in lo_bucket..hi_bucket {
-            let (start, end) = (level.starts[b as usize], level.starts[b as usize + 1]);
-            if start == end {
-                continue;
-            }
-            let bc = table.bucket_coords(b);
-            // The later objects of the bucket and those of bucket x + 1 are one contiguous
-            // range unless the row wraps there; the other 12 forward buckets are 4 rows.
-            let (own_end, forward) = if bc[0] < (1 << table.shift[0]) - 1 {
-                (
-                    level.starts[b as usize + 2],
-                    forward_rows(&level.starts, table, bc),
-                )
-            } else {
-                (end, forward_neighbourhood(&level.starts, table, b, bc))
-            };
-            for p in start..end {
-                let (lo, hi) = level.box_at(p as usize);
-                let me = level.order[p as usize];
-                let filter = level.filter_at(p as usize);
-                let mut hit = |other: &Level<T>, q: usize| {
-                    if !filtered || filter.accepts(other.filter_at(q)) {
-                        emit(me, other.order[q]);
-                    }
-                };
-                scan(level, test, lo, hi, p as usize + 1, own_end as usize, |q| {
-                    hit(level, q)
-                });
-                for &(s, e) in forward.as_slice() {
-                    scan(level, test, lo, hi, s as usize, e as usize, |q| {
-                        hit(level, q)
-                    });
-                }
-                for coarse in &levels[level_index + 1..] {
-                    let ct = &coarse.table;
-                    let cell = ct.coords(lo);
-                    if !ct.may_have_neighbours(cell) {
-                        continue;
-                    }
-                    let around =
-                        full_neighbourhood(&coarse.starts, ct, ct.bucket_coords(ct.bucket(cell)));
-                    for &(s, e) in around.as_slice() {
-                        scan(coarse, test, lo, hi, s as usize, e as usize, |q| {
-                            hit(coarse, q)
-                        });
-                    }
-                }
-            }
-        }
-    }
-
-    /// The pairs of huge box `index`: against the later huge boxes and every box in a level.
-    fn huge_pairs(&self, index: usize, test: impl BlockTest<T>, emit: &mut impl FnMut(u32, u32)) {
-        let me = self.huge[index];
-        let aabb = self.huge_boxes[index];
-        let filter = self.huge_filters.get(index).copied().unwrap_or(Filter::ALL);
-        for other in index + 1..self.huge.len() {
-            let theirs = &self.huge_boxes[other];
-            if self
-                .kind
-                .test((aabb.min, aabb.max), (theirs.min, theirs.max))
-                && (!self.filtered || filter.accepts(self.huge_filters[other]))
-            {
-                emit(me, self.huge[other]);
-            }
-        }
-        for level in self.active_levels() {
-            scan(level, test, aabb.min, aabb.max, 0, level.len(), |q| {
-                if !self.filtered || filter.accepts(level.filter_at(q)) {
-                    emit(me, level.order[q]);
-                }
-            });
-        }
-    }
-
-    /// The pairs of boxes `start..end` of an all-pairs build against every later box.
-    fn flat_pairs(
-        &self,
-        start: usize,
-        end: usize,
-        test: impl BlockTest<T>,
-        emit: &mut impl FnMut(u32, u32),
-    ) {
-        for i in start..end {
-            let lo = self.flat_min.point(i);
-            let hi = self.flat_max.point(i);
-            let filter = self.flat_filters.get(i).copied().unwrap_or(Filter::ALL);
-            scan_columns(
-                &self.flat_min,
-                &self.flat_max,
-                test,
-                lo,
-                hi,
-                i + 1,
-                self.len,
-                |j| {
-                    if !self.filtered || filter.accepts(self.flat_filters[j]) {
-                        emit(i as u32, j as u32);
-                    }
-                },
-            );
-        }
-    }
-}
-
-/// The pair test of a scan, chosen once per task so that the block loop is monomorphized.
-pub(crate) trait BlockTest<T: Real>: Copy {
-    /// The hit mask of 8 candidates (their minimum and maximum columns) against the query
-    /// values `lo` and `hi`.
-    fn mask(self, lo: [T; 3], hi: [T; 3], min: [&[T; 8]; 3], max: [&[T; 8]; 3]) -> u32;
-}
-
-/// The box overlap test, SIMD or scalar.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct BoxTest<const SIMD: bool>;
-
-impl<T: Real, const SIMD: bool> BlockTest<T> for BoxTest<SIMD> {
-    #[inline(always)]
-    fn mask(self, lo: [T; 3], hi: [T; 3], min: [&[T; 8]; 3], max: [&[T; 8]; 3]) -> u32 {
-        if SIMD {
-            T::overlap_mask(lo, hi, min, max)
-        } else {
-            T::overlap_mask_scalar(lo, hi, min, max)
-        }
-    }
-}
-
-/// The particle test (position in `lo`, radius in `hi[0]`), SIMD or scalar; `true` for the
-/// mean rule.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct SphereTest<const SIMD: bool>(pub(crate) bool);
-
-impl<T: Real, const SIMD: bool> BlockTest<T> for SphereTest<SIMD> {
-    #[inline(always)]
-    fn mask(self, lo: [T; 3], hi: [T; 3], min: [&[T; 8]; 3], max: [&[T; 8]; 3]) -> u32 {
-        if SIMD {
-            T::sphere_mask(lo, hi[0], min, max[0], self.0)
-        } else {
-            T::sphere_mask_scalar(lo, hi[0], min, max[0], self.0)
-        }
-    }
-}
-
-/// Evaluates `$body` with `$test` bound to the [`BlockTest`] of `$kind` and `$kernel`.
-macro_rules! with_test {
-    ($kind:expr, $kernel:expr, |$test:ident| $body:expr) => {
-        match ($kind, $kernel) {
-            (Kind::Boxes, Kernel::Simd) => {
-                let $test = BoxTest::<true>;
-                $body
-            }
-            (Kind::Boxes, Kernel::Scalar) => {
-                let $test = BoxTest::<false>;
-                $body
-            }
-            (Kind::Spheres(rule), Kernel::Simd) => {
-                let $test = SphereTest::<true>(rule == RadiusRule::Mean);
-                $body
-            }
-            (Kind::Spheres(rule), Kernel::Scalar) => {
-                let $test = SphereTest::<false>(rule == RadiusRule::Mean);
-                $body
-            }
-        }
-    };
-}
-pub(crate) use with_test;
-
-/// Calls `hit(q)` for every sorted position `q` in `start..end` of `level` that passes `test`
-/// against `lo..=hi` (boxes: overlap; particles: the particle at `lo` with radius `hi[0]`),
-/// in ascending order, 8 candidates per kernel call.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)] // The scan's inputs are all distinct and all needed.
-pub(crate) fn scan<T: Real>(
-    level: &Level<T>,
-    test: impl BlockTest<T>,
-    lo: [T; 3],
-    hi: [T; 3],
-    start: usize,
-    end: usize,
-    hit: impl FnMut(usize),
-) {
-    scan_columns(&level.min, &level.max, test, lo, hi, start, end, hit);
-}
-
-/// [`scan`] over explicit minimum and maximum columns.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)] // The scan's inputs are all distinct and all needed.
-pub(crate) fn scan_columns<T: Real>(
-    min: &PointColumns<T>,
-    max: &PointColumns<T>,
-    test: impl BlockTest<T>,
-    lo: [T; 3],
-    hi: [T; 3],
-    start: usize,
-    end: usize,
-    mut hit: impl FnMut(usize),
-) {
-    let [min_x, min_y, min_z] = min.padded();
-    let [max_x, max_y, max_z] = max.padded();
-    debug_assert!(
-        end <= min.len() && end <= max.len(),
-        "scan past the columns"
-    );
-    let block = |column: &[T], k: usize| -> &[T; LANES] {
-        debug_assert!(k + LANES <= column.len(), "block at {k} past the padding");
-        // SAFETY: `k < end <= len`, and padded columns hold `len` values plus at least
-        // `LANES` padding values, so `k..k + LANES` lies inside the column.
-        unsafe { &*column.as_ptr().add(k).cast::<[T; LANES]>() }
-    };
-    let mut k = start;
-    while k < end {
-        let min = [block(min_x, k), block(min_y, k), block(min_z, k)];
-        let max = [block(max_x, k), block(max_y, k), block(max_z, k)];
-        let mut mask = test.mask(lo, hi, min, max);
-        let remaining = end - k;
-        if remaining < LANES {
-            mask &= (1 << remaining) - 1;
-        }
-        while mask != 0 {
-            hit(k + mask.trailing_zeros() as usize);
-            mask &= mask - 1;
-        }
-        k += LANES;
     }
 }

@@ -1,0 +1,130 @@
+//! The 8-lane scans of the detection step and the queries: the pair tests of 8 candidates
+//! at a time ([`BlockTest`]), the macro that picks one per kind and kernel, and the scans
+//! over a level's sorted columns.
+
+use crate::columns::PointColumns;
+use crate::real::{LANES, Real};
+
+use super::Level;
+
+/// The pair test of a scan, chosen once per task so that the block loop is monomorphized.
+pub(crate) trait BlockTest<T: Real>: Copy {
+    /// The hit mask of 8 candidates (their minimum and maximum columns) against the query
+    /// values `lo` and `hi`.
+    fn mask(self, lo: [T; 3], hi: [T; 3], min: [&[T; 8]; 3], max: [&[T; 8]; 3]) -> u32;
+}
+
+/// The box overlap test, SIMD or scalar.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BoxTest<const SIMD: bool>;
+
+impl<T: Real, const SIMD: bool> BlockTest<T> for BoxTest<SIMD> {
+    #[inline(always)]
+    fn mask(self, lo: [T; 3], hi: [T; 3], min: [&[T; 8]; 3], max: [&[T; 8]; 3]) -> u32 {
+        if SIMD {
+            T::overlap_mask(lo, hi, min, max)
+        } else {
+            T::overlap_mask_scalar(lo, hi, min, max)
+        }
+    }
+}
+
+/// The particle test (position in `lo`, radius in `hi[0]`), SIMD or scalar; `true` for the
+/// mean rule.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SphereTest<const SIMD: bool>(pub(crate) bool);
+
+impl<T: Real, const SIMD: bool> BlockTest<T> for SphereTest<SIMD> {
+    #[inline(always)]
+    fn mask(self, lo: [T; 3], hi: [T; 3], min: [&[T; 8]; 3], max: [&[T; 8]; 3]) -> u32 {
+        if SIMD {
+            T::sphere_mask(lo, hi[0], min, max[0], self.0)
+        } else {
+            T::sphere_mask_scalar(lo, hi[0], min, max[0], self.0)
+        }
+    }
+}
+
+/// Evaluates `$body` with `$test` bound to the [`BlockTest`] of `$kind` and `$kernel`.
+macro_rules! with_test {
+    ($kind:expr, $kernel:expr, |$test:ident| $body:expr) => {
+        match ($kind, $kernel) {
+            (Kind::Boxes, Kernel::Simd) => {
+                let $test = BoxTest::<true>;
+                $body
+            }
+            (Kind::Boxes, Kernel::Scalar) => {
+                let $test = BoxTest::<false>;
+                $body
+            }
+            (Kind::Spheres(rule), Kernel::Simd) => {
+                let $test = SphereTest::<true>(rule == RadiusRule::Mean);
+                $body
+            }
+            (Kind::Spheres(rule), Kernel::Scalar) => {
+                let $test = SphereTest::<false>(rule == RadiusRule::Mean);
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_test;
+
+/// Calls `hit(q)` for every sorted position `q` in `start..end` of `level` that passes `test`
+/// against `lo..=hi` (boxes: overlap; particles: the particle at `lo` with radius `hi[0]`),
+/// in ascending order, 8 candidates per kernel call.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // The scan's inputs are all distinct and all needed.
+pub(crate) fn scan<T: Real>(
+    level: &Level<T>,
+    test: impl BlockTest<T>,
+    lo: [T; 3],
+    hi: [T; 3],
+    start: usize,
+    end: usize,
+    hit: impl FnMut(usize),
+) {
+    scan_columns(&level.min, &level.max, test, lo, hi, start, end, hit);
+}
+
+/// [`scan`] over explicit minimum and maximum columns.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // The scan's inputs are all distinct and all needed.
+pub(crate) fn scan_columns<T: Real>(
+    min: &PointColumns<T>,
+    max: &PointColumns<T>,
+    test: impl BlockTest<T>,
+    lo: [T; 3],
+    hi: [T; 3],
+    start: usize,
+    end: usize,
+    mut hit: impl FnMut(usize),
+) {
+    let [min_x, min_y, min_z] = min.padded();
+    let [max_x, max_y, max_z] = max.padded();
+    debug_assert!(
+        end <= min.len() && end <= max.len(),
+        "scan past the columns"
+    );
+    let block = |column: &[T], k: usize| -> &[T; LANES] {
+        debug_assert!(k + LANES <= column.len(), "block at {k} past the padding");
+        // SAFETY: `k < end <= len`, and padded columns hold `len` values plus at least
+        // `LANES` padding values, so `k..k + LANES` lies inside the column.
+        unsafe { &*column.as_ptr().add(k).cast::<[T; LANES]>() }
+    };
+    let mut k = start;
+    while k < end {
+        let min = [block(min_x, k), block(min_y, k), block(min_z, k)];
+        let max = [block(max_x, k), block(max_y, k), block(max_z, k)];
+        let mut mask = test.mask(lo, hi, min, max);
+        let remaining = end - k;
+        if remaining < LANES {
+            mask &= (1 << remaining) - 1;
+        }
+        while mask != 0 {
+            hit(k + mask.trailing_zeros() as usize);
+            mask &= mask - 1;
+        }
+        k += LANES;
+    }
+}

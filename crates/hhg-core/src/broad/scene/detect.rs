@@ -1,0 +1,174 @@
+//! The pairs of a [`Scene`]: every overlapping pair after an update, the pairs created and
+//! lost since the previous detection, and box queries over its structures.
+
+use rayon::prelude::*;
+
+use crate::broad::build::check_box;
+use crate::error::Error;
+use crate::real::Real;
+
+use super::{Aabb, DEAD, Handle, Scene, UpdateReport};
+
+/// Objects per parallel task when querying side-list and static objects.
+const QUERY_CHUNK: usize = 512;
+
+impl<T: Real> Scene<T> {
+    /// Updates (see [`Scene::update`]) and reports every overlapping pair of a dynamic object
+    /// with a dynamic or static one, each once, the smaller slot first, into `out` (cleared
+    /// first), in an order that does not depend on the thread count.
+    ///
+    /// Fails as [`Scene::update`] does, and then changes nothing (neither the scene nor
+    /// `out`).
+    pub fn detect(&mut self, out: &mut Vec<[Handle; 2]>) -> Result<UpdateReport, Error> {
+        let report = self.update()?;
+        out.clear();
+        // Built against built.
+        self.dynamic_broad.pairs(&mut self.index_pairs);
+        out.extend(self.index_pairs.pairs().iter().map(|&[a, b]| {
+            self.ordered(self.built_slots[a as usize], self.built_slots[b as usize])
+        }));
+        // The side list against itself (through its own small hierarchy)...
+        if !self.moved.is_empty() {
+            // Built by the update (before it changed anything).
+            self.moved_broad.pairs(&mut self.index_pairs);
+            out.extend(
+                self.index_pairs
+                    .pairs()
+                    .iter()
+                    .map(|&[a, b]| self.ordered(self.moved[a as usize], self.moved[b as usize])),
+            );
+        }
+        // ...and against the built objects.
+        let side: Vec<Vec<[Handle; 2]>> = self
+            .moved
+            .par_chunks(QUERY_CHUNK)
+            .map(|slots| {
+                let mut found = Vec::new();
+                for &slot in slots {
+                    let me = &self.slots[slot as usize];
+                    self.dynamic_broad.for_each_overlap(&me.aabb, |b| {
+                        let other = self.built_slots[b as usize];
+                        if other != DEAD && me.filter.accepts(self.slots[other as usize].filter) {
+                            found.push(self.ordered(slot, other));
+                        }
+                    });
+                }
+                found
+            })
+            .collect();
+        for part in side {
+            out.extend(part);
+        }
+        // Every dynamic object against the statics.
+        if !self.static_slots.is_empty() {
+            let dynamic: Vec<u32> = self
+                .built_slots
+                .iter()
+                .copied()
+                .filter(|&s| s != DEAD)
+                .chain(self.moved.iter().copied())
+                .collect();
+            let with_statics: Vec<Vec<[Handle; 2]>> = dynamic
+                .par_chunks(QUERY_CHUNK)
+                .map(|slots| {
+                    let mut found = Vec::new();
+                    for &slot in slots {
+                        let me = &self.slots[slot as usize];
+                        self.static_broad.for_each_overlap(&me.aabb, |b| {
+                            let other = self.static_slots[b as usize];
+                            if me.filter.accepts(self.slots[other as usize].filter) {
+                                found.push(self.ordered(slot, other));
+                            }
+                        });
+                    }
+                    found
+                })
+                .collect();
+            for part in with_statics {
+                out.extend(part);
+            }
+        }
+        Ok(report)
+    }
+
+    /// Updates and detects (see [`Scene::detect`]), then reports the pairs that overlap now
+    /// but did not at the previous call (`created`) and those that did then but do not now
+    /// (`lost`, including pairs of removed objects), each sorted ascending.
+    ///
+    /// Fails as [`Scene::update`] does, and then changes nothing: the next successful call
+    /// reports the changes since the last successful one.
+    pub fn detect_changes(
+        &mut self,
+        created: &mut Vec<[Handle; 2]>,
+        lost: &mut Vec<[Handle; 2]>,
+    ) -> Result<UpdateReport, Error> {
+        let mut current = std::mem::take(&mut self.current);
+        let report = match self.detect(&mut current) {
+            Ok(report) => report,
+            Err(error) => {
+                self.current = current;
+                return Err(error);
+            }
+        };
+        current.par_sort_unstable();
+        created.clear();
+        lost.clear();
+        let (mut i, mut j) = (0, 0);
+        let previous = &self.previous;
+        while i < current.len() || j < previous.len() {
+            match (current.get(i), previous.get(j)) {
+                (Some(c), Some(p)) if c == p => {
+                    i += 1;
+                    j += 1;
+                }
+                (Some(c), Some(p)) if c < p => {
+                    created.push(*c);
+                    i += 1;
+                }
+                (Some(c), None) => {
+                    created.push(*c);
+                    i += 1;
+                }
+                (_, Some(p)) => {
+                    lost.push(*p);
+                    j += 1;
+                }
+                (None, None) => unreachable!("the loop condition"),
+            }
+        }
+        self.current = std::mem::replace(&mut self.previous, current);
+        Ok(report)
+    }
+
+    /// The objects overlapping `query`, ascending handles, into `out`, found in the
+    /// structures of the last update: an object removed since is never reported, one
+    /// inserted since is not yet, and one moved since may be found at its old box (dynamic
+    /// objects waiting in the side list are tested at their current box).
+    pub fn query_aabb(&self, query: &Aabb<T>, out: &mut Vec<Handle>) -> Result<(), Error> {
+        check_box(0, query)?;
+        out.clear();
+        self.dynamic_broad.for_each_overlap(query, |b| {
+            let slot = self.built_slots[b as usize];
+            if slot != DEAD {
+                out.push(self.handle(slot));
+            }
+        });
+        for &slot in &self.moved {
+            if self.slots[slot as usize].aabb.overlaps(query) {
+                out.push(self.handle(slot));
+            }
+        }
+        self.static_broad.for_each_overlap(query, |b| {
+            let handle = Handle {
+                slot: self.static_slots[b as usize],
+                generation: self.static_generations[b as usize],
+            };
+            // A static removed since the last update (its slot perhaps reused) is gone.
+            if self.slot(handle).is_ok() {
+                out.push(handle);
+            }
+        });
+        out.sort_unstable();
+        Ok(())
+    }
+}
