@@ -214,44 +214,50 @@ pub(crate) fn copy_streaming<T: bytemuck::Pod>(src: &[T], dst: &mut [std::mem::M
     dst.write_copy_of_slice(src);
 }
 
-/// Runs `fill(u, part)` for every work unit `u < units` in parallel, each into its own
-/// buffer `parts[u]` (cleared first), then writes the buffers back to back into `out` in
-/// unit order, so the output does not depend on the thread count. `parts` grows to `units`
-/// buffers and is kept by the caller, so a repeated collection allocates only the list of
-/// the output's pieces (one slice per unit).
+/// Runs `fill(u, buffer)` for every work unit `u < units` in parallel, each into its own
+/// buffer `buffers[u]` (cleared first), then writes the buffers back to back into `out` in
+/// unit order, so the output does not depend on the thread count. `buffers` grows to `units`
+/// buffers and is kept by the caller, so a repeated collection allocates nothing once the
+/// buffers and `out` have grown.
 ///
 /// The pair searches of the sibling crates (hhg-xor's tables, hhg-group's group table) and
-/// the broad phase ([`crate::PairList`] without distances) collect their pairs with it.
+/// the broad phase ([`crate::PairList::collect_units`]) collect their pairs with it.
 pub fn collect_unit_pairs(
-    parts: &mut Vec<Vec<[u32; 2]>>,
+    buffers: &mut Vec<Vec<[u32; 2]>>,
     units: usize,
     fill: impl Fn(usize, &mut Vec<[u32; 2]>) + Sync,
     out: &mut Vec<[u32; 2]>,
 ) {
-    if parts.len() < units {
-        parts.resize_with(units, Vec::new);
+    if buffers.len() < units {
+        buffers.resize_with(units, Vec::new);
     }
-    parts[..units]
-        .par_iter_mut()
-        .enumerate()
-        .for_each(|(u, part)| {
-            part.clear();
-            fill(u, part);
-        });
-    let total = parts[..units].iter().map(Vec::len).sum();
+    let buffers = &mut buffers[..units];
+    buffers.par_iter_mut().enumerate().for_each(|(u, buffer)| {
+        buffer.clear();
+        fill(u, buffer);
+    });
+    let total = buffers.iter().map(Vec::len).sum();
     // Only growth writes: every pair below `total` is overwritten by the copies.
     out.resize(total, [0, 0]);
-    let mut rest = &mut out[..];
-    let mut pieces = Vec::with_capacity(units);
-    for part in &parts[..units] {
-        let (piece, tail) = std::mem::take(&mut rest).split_at_mut(part.len());
-        pieces.push(piece);
-        rest = tail;
+    copy_back_to_back(buffers, out);
+}
+
+/// Copies `buffers` back to back into `out`, whose length is their total, halving the list
+/// of buffers in parallel (no list of the output's pieces to allocate).
+fn copy_back_to_back(buffers: &[Vec<[u32; 2]>], out: &mut [[u32; 2]]) {
+    match buffers {
+        [] => debug_assert!(out.is_empty()),
+        [buffer] => out.copy_from_slice(buffer),
+        _ => {
+            let (low, high) = buffers.split_at(buffers.len() / 2);
+            let low_len = low.iter().map(Vec::len).sum();
+            let (low_out, high_out) = out.split_at_mut(low_len);
+            rayon::join(
+                || copy_back_to_back(low, low_out),
+                || copy_back_to_back(high, high_out),
+            );
+        }
     }
-    pieces
-        .into_par_iter()
-        .zip(parts[..units].par_iter())
-        .for_each(|(piece, part)| piece.copy_from_slice(part));
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
-//! Allocation test: once warmed up, a rebuild with the same point count plus neighbour lists and pairs allocates nothing.
+//! Allocation tests: once warmed up, a rebuild with the same point count plus neighbour lists and pairs allocates nothing, nor do repeated broad-phase and periodic searches.
 //!
-//! This binary holds a single test, because the counting allocator is global: while it is
-//! armed it counts the allocations of every thread of the process.
+//! The tests of this binary run one at a time, because the counting allocator is global:
+//! while it is armed it counts the allocations of every thread of the process.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::backtrace::Backtrace;
@@ -301,4 +301,80 @@ fn a_step_after_an_output_grew_in_cell_order_allocates_nothing() {
     let moved = displace(&mut rng, &points, 0.02);
     allocations_after_warm_up(&[&squeezed], &moved, radius, true)
         .assert_allocated_nothing("a block in cell order after a growing step", 10 * n);
+}
+
+/// The searches whose pairs go through per-unit buffers (the broad phase's boxes and the
+/// periodic search's points and ghosts): once their outputs have grown, repeated pairs,
+/// visitors and lists allocate nothing.
+#[test]
+fn repeated_broad_and_periodic_searches_allocate_nothing() {
+    use hhg_core::broad::{Aabb, BroadPhase};
+    use hhg_core::periodic::{PeriodicBox, PeriodicPairList, PeriodicSearch};
+
+    let _alone = one_test_at_a_time();
+    let n = 20_000;
+    let mut rng = SplitMix64::new(13);
+    let edge = cube_edge(n, 1.0, 30.0);
+    let points = uniform_box(&mut rng, n, [0.0; 3], [edge; 3]);
+    let boxes: Vec<Aabb<f64>> = points
+        .iter()
+        .map(|p| {
+            let half = rng.range(0.05, 0.6);
+            Aabb::new(p.map(|v| v - half), p.map(|v| v + half))
+        })
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        let mut broad = BroadPhase::new();
+        broad.build(&boxes).unwrap();
+        let mut broad_pairs = PairList::default();
+        let mut periodic =
+            PeriodicSearch::new(1.0, PeriodicBox::cubic([0.0; 3], [edge; 3])).unwrap();
+        periodic.build(&points).unwrap();
+        let mut periodic_pairs = PeriodicPairList::default();
+        let mut lists = NeighborLists::default();
+        let mut search = || {
+            broad.pairs(&mut broad_pairs);
+            let mut visited = 0usize;
+            broad.for_each_pair(|_, _| visited += 1);
+            periodic.pairs_with_distances(&mut periodic_pairs);
+            periodic.neighbor_lists(&mut lists);
+            visited
+        };
+        search();
+        search();
+
+        *FIRST.lock().unwrap() = None;
+        COUNT.store(0, Ordering::SeqCst);
+        ARMED.store(true, Ordering::SeqCst);
+        let visited = search();
+        ARMED.store(false, Ordering::SeqCst);
+        let counted = COUNT.load(Ordering::SeqCst);
+        assert!(broad_pairs.len() > n, "{} box pairs", broad_pairs.len());
+        assert_eq!(visited, broad_pairs.len(), "visitor and pairs disagree");
+        assert!(
+            periodic_pairs.len() > 5 * n,
+            "{} periodic pairs",
+            periodic_pairs.len()
+        );
+        assert_eq!(
+            lists.total(),
+            2 * periodic_pairs.len(),
+            "periodic lists and pairs disagree"
+        );
+        if counted > 0 {
+            let (size, trace) = FIRST
+                .lock()
+                .unwrap()
+                .take()
+                .expect("the first allocation was recorded");
+            panic!(
+                "repeated pairs, visitors and lists allocated {counted} times; the first \
+                 allocation ({size} bytes) came from:\n{trace}"
+            );
+        }
+    });
 }
