@@ -13,31 +13,31 @@ use crate::simd::{Build, avx2_build, avx512_build};
 /// build.
 pub(crate) trait KernelTask<T: Real> {
     /// What the task fills.
-    type Part;
+    type Buffer;
 
-    /// Runs the task into `part` with kernel `K`. Inlined into the run-time builds
+    /// Runs the task into `buffer` with kernel `K`. Inlined into the run-time builds
     /// ([`Grid::run_task`]), so no closure may lie on the way to the kernels: a closure is
     /// compiled as a function of its own, without that build's target features.
-    fn run<K: MaskKernel>(&self, grid: &Grid<T>, part: &mut Self::Part, with_distances: bool);
+    fn run<K: MaskKernel>(&self, grid: &Grid<T>, buffer: &mut Self::Buffer, with_distances: bool);
 }
 
 impl<T: Real> Grid<T> {
-    /// Runs `task` into `part` with kernel `K` as compiled, or in the run-time build
+    /// Runs `task` into `buffer` with kernel `K` as compiled, or in the run-time build
     /// `build` (from [`Grid::run_time_build`]) of the inner loops.
     #[inline(always)]
     pub(crate) fn run_task<K: MaskKernel, Task: KernelTask<T>>(
         &self,
         task: &Task,
-        part: &mut Task::Part,
+        buffer: &mut Task::Buffer,
         with_distances: bool,
         build: Build,
     ) {
         match build {
-            Build::AsCompiled => task.run::<K>(self, part, with_distances),
+            Build::AsCompiled => task.run::<K>(self, buffer, with_distances),
             // SAFETY: `run_time_build` found the features `avx2_build` enables.
-            Build::Avx2 => unsafe { self.run_task_avx2(task, part, with_distances) },
+            Build::Avx2 => unsafe { self.run_task_avx2(task, buffer, with_distances) },
             // SAFETY: `run_time_build` found the features `avx512_build` enables.
-            Build::Avx512 => unsafe { self.run_task_avx512(task, part, with_distances) },
+            Build::Avx512 => unsafe { self.run_task_avx512(task, buffer, with_distances) },
         }
     }
 
@@ -50,10 +50,10 @@ impl<T: Real> Grid<T> {
         unsafe fn run_task_avx2<Task: KernelTask<T>>(
             &self,
             task: &Task,
-            part: &mut Task::Part,
+            buffer: &mut Task::Buffer,
             with_distances: bool,
         ) {
-            task.run::<Avx2Kernel>(self, part, with_distances);
+            task.run::<Avx2Kernel>(self, buffer, with_distances);
         }
     }
 
@@ -67,10 +67,10 @@ impl<T: Real> Grid<T> {
         unsafe fn run_task_avx512<Task: KernelTask<T>>(
             &self,
             task: &Task,
-            part: &mut Task::Part,
+            buffer: &mut Task::Buffer,
             with_distances: bool,
         ) {
-            task.run::<Avx512Kernel>(self, part, with_distances);
+            task.run::<Avx512Kernel>(self, buffer, with_distances);
         }
     }
 }

@@ -1,10 +1,10 @@
 //! Per-point neighbour lists in CSR form: a set against itself, query points against a set,
 //! and one set against another; both directions, the caller's numbering, each list ascending.
 //!
-//! One pass gathers every list: work parts (bucket ranges of the set itself, or chunks of
+//! One pass gathers every list: work units (bucket ranges of the set itself, or ranges of
 //! query points) run in parallel, each compressing the hits of batches of points that share
 //! a neighbourhood into its own buffer, mapped to the caller's numbering and sorted while
-//! they are hot in cache. The per-list counts then give the offsets, and each part copies its
+//! they are hot in cache. The per-list counts then give the offsets, and each unit copies its
 //! lists to their final place.
 
 mod cross;
@@ -70,7 +70,7 @@ pub struct NeighborLists<T: Real> {
     indices: Vec<u32>,
     distances: Vec<T>,
     has_distances: bool,
-    parts: Vec<PartBuffer<T>>,
+    buffers: Vec<UnitBuffer<T>>,
     scan: Vec<usize>,
     /// Bucket starts of the counting sort that turns pairs into lists.
     scan_starts: Vec<u32>,
@@ -114,9 +114,9 @@ impl<T: Real> Clone for FromPairs<T> {
     }
 }
 
-/// The lists one work part gathered, in the order it visited its searching points.
+/// The lists one work unit gathered, in the order it visited its searching points.
 #[derive(Clone, Debug, Default)]
-struct PartBuffer<T> {
+struct UnitBuffer<T> {
     /// Entries of all lists, back to back; only `..filled` is meaningful, the rest is
     /// scratch kept for the next batch and the next search.
     entries: Vec<u32>,
@@ -135,7 +135,7 @@ struct PartBuffer<T> {
     sort_distances: Vec<T>,
     /// The candidates packed for the current batch.
     packed: PackedCandidates<T>,
-    /// Lists checked in a row that did not ascend (see [`PartBuffer::sort_gathered`]).
+    /// Lists checked in a row that did not ascend (see [`UnitBuffer::sort_gathered`]).
     unsorted_streak: u32,
     /// The runs of consecutive sorted positions of a unit of the pass for input nearly in
     /// cell order (see `near_order`).
@@ -149,7 +149,7 @@ struct PartBuffer<T> {
     reordered_distances: Vec<T>,
 }
 
-impl<T: Real> PartBuffer<T> {
+impl<T: Real> UnitBuffer<T> {
     /// Gives a kernel that packs ([`MaskKernel::PACKS`]) room to pack the candidates of a
     /// small neighbourhood, so that a buffer that never packed before meets its first batch
     /// of [`PACK_MIN`] points with room: in a sparse set only a few of a pass's units meet
@@ -188,8 +188,8 @@ impl<T: Real> PartBuffer<T> {
     }
 }
 
-impl<T: Copy + Default> PartBuffer<T> {
-    /// Empties the part for `lists` searching points, with room to record them all.
+impl<T: Copy + Default> UnitBuffer<T> {
+    /// Empties the buffer for `lists` searching points, with room to record them all.
     fn start(&mut self, lists: usize) {
         self.filled = 0;
         self.unsorted_streak = 0;
@@ -257,7 +257,7 @@ impl<T: Copy + Default> PartBuffer<T> {
         };
     }
 
-    /// Records the list of output list `slot`, whose `len` entries end the filled part.
+    /// Records the list of output list `slot`, whose `len` entries end the filled buffer.
     #[inline(always)]
     fn push_list(&mut self, slot: usize, len: usize) {
         self.slots.push(slot as u32);
@@ -446,12 +446,12 @@ impl<T: Real> NeighborLists<T> {
     }
 
     /// Makes `lists` empty lists, keeping the buffers.
-    fn reset(&mut self, lists: usize, parts: usize, with_distances: bool) {
+    fn reset(&mut self, lists: usize, units: usize, with_distances: bool) {
         self.offsets.clear();
         self.offsets.resize(lists + 1, 0);
         self.has_distances = with_distances;
-        if self.parts.len() < parts {
-            self.parts.resize_with(parts, PartBuffer::default);
+        if self.buffers.len() < units {
+            self.buffers.resize_with(units, UnitBuffer::default);
         }
     }
 
@@ -461,17 +461,17 @@ impl<T: Real> NeighborLists<T> {
         self.distances.clear();
     }
 
-    /// Turns the gathered parts into the CSR arrays: counts to offsets, then each part
+    /// Turns the gathered buffers into the CSR arrays: counts to offsets, then each unit
     /// copies its lists into place (in parallel).
-    fn assemble(&mut self, parts: usize) {
+    fn assemble(&mut self, units: usize) {
         let lists = self.len();
         let offsets = DisjointSlice::new(&mut self.offsets[..lists]);
-        self.parts[..parts].par_iter().for_each(|part| {
-            for (k, (&slot, &len)) in part.slots.iter().zip(&part.lens).enumerate() {
-                if let Some(&later) = part.slots.get(k + 2 * SCATTER_AHEAD) {
+        self.buffers[..units].par_iter().for_each(|buffer| {
+            for (k, (&slot, &len)) in buffer.slots.iter().zip(&buffer.lens).enumerate() {
+                if let Some(&later) = buffer.slots.get(k + 2 * SCATTER_AHEAD) {
                     offsets.prefetch(later as usize);
                 }
-                // SAFETY: every output list is gathered by exactly one part, once, and
+                // SAFETY: every output list is gathered by exactly one unit, once, and
                 // slots are < lists.
                 unsafe { offsets.write(slot as usize, len as usize) }
             }
@@ -491,30 +491,30 @@ impl<T: Real> NeighborLists<T> {
         let distances = DisjointSlice::new(&mut self.distances);
         let offsets = &self.offsets;
         let with_distances = self.has_distances;
-        self.parts[..parts].par_iter().for_each(|part| {
-            let (Some(&first), Some(&last)) = (part.slots.first(), part.slots.last()) else {
+        self.buffers[..units].par_iter().for_each(|buffer| {
+            let (Some(&first), Some(&last)) = (buffer.slots.first(), buffer.slots.last()) else {
                 return;
             };
             // Lists gathered for consecutive slots (input in cell order) are consecutive in
             // the output too: one bulk copy instead of one per list.
             let span = last.checked_sub(first).map(|d| d as usize + 1);
-            if span == Some(part.slots.len()) && part.slots.is_sorted() {
+            if span == Some(buffer.slots.len()) && buffer.slots.is_sorted() {
                 let to = offsets[first as usize];
                 // SAFETY: the slots are distinct, ascending and as many as first..=last holds,
                 // so they are exactly first..=last in order: their output range belongs to
-                // this part, and its length is the sum of their lengths, `part.filled`.
-                let lists = unsafe { indices.range_mut(to, part.filled) };
-                lists.copy_from_slice(&part.entries[..part.filled]);
+                // this buffer, and its length is the sum of their lengths, `buffer.filled`.
+                let lists = unsafe { indices.range_mut(to, buffer.filled) };
+                lists.copy_from_slice(&buffer.entries[..buffer.filled]);
                 if with_distances {
                     // SAFETY: as above; the distances share the indices' layout.
-                    let dist = unsafe { distances.range_mut(to, part.filled) };
-                    dist.copy_from_slice(&part.distances[..part.filled]);
+                    let dist = unsafe { distances.range_mut(to, buffer.filled) };
+                    dist.copy_from_slice(&buffer.distances[..buffer.filled]);
                 }
                 return;
             }
             let mut from = 0;
-            let slots = &part.slots;
-            for (k, (&slot, &len)) in slots.iter().zip(&part.lens).enumerate() {
+            let slots = &buffer.slots;
+            for (k, (&slot, &len)) in slots.iter().zip(&buffer.lens).enumerate() {
                 // Lists land at random places when the input is not in cell order: ask for
                 // the offset of a list further on, and for the place of one nearer.
                 if let Some(&later) = slots.get(k + 2 * SCATTER_AHEAD) {
@@ -525,13 +525,13 @@ impl<T: Real> NeighborLists<T> {
                 }
                 let (to, len) = (offsets[slot as usize], len as usize);
                 // SAFETY: list `slot` owns `offsets[slot]..offsets[slot + 1]`, which is
-                // `len` long, and only this part writes it.
+                // `len` long, and only this unit writes it.
                 let list = unsafe { indices.range_mut(to, len) };
-                list.copy_from_slice(&part.entries[from..from + len]);
+                list.copy_from_slice(&buffer.entries[from..from + len]);
                 if with_distances {
                     // SAFETY: as above; the distances share the indices' layout.
                     let dist = unsafe { distances.range_mut(to, len) };
-                    dist.copy_from_slice(&part.distances[from..from + len]);
+                    dist.copy_from_slice(&buffer.distances[from..from + len]);
                 }
                 from += len;
             }

@@ -22,7 +22,7 @@ pub struct PairList<T: Real> {
     pairs: Vec<[u32; 2]>,
     distances: Vec<T>,
     has_distances: bool,
-    parts: Vec<PairPart<T>>,
+    unit_pairs: Vec<UnitPairs<T>>,
     /// The per-unit buffers of pairs found without distances ([`PairList::collect_units`]).
     unit_buffers: Vec<Vec<[u32; 2]>>,
     unit_offsets: Vec<usize>,
@@ -31,7 +31,7 @@ pub struct PairList<T: Real> {
 
 /// The pairs one work unit found, in its deterministic visiting order.
 #[derive(Clone, Debug, Default)]
-struct PairPart<T> {
+struct UnitPairs<T> {
     pairs: Vec<[u32; 2]>,
     distances: Vec<T>,
     /// The gather row of one point.
@@ -45,11 +45,11 @@ struct PairTask<'a> {
 }
 
 impl<T: Real> KernelTask<T> for PairTask<'_> {
-    type Part = PairPart<T>;
+    type Buffer = UnitPairs<T>;
 
     #[inline(always)]
-    fn run<K: MaskKernel>(&self, grid: &Grid<T>, part: &mut PairPart<T>, with_distances: bool) {
-        grid.pairs_unit_with::<K>(self.table, self.unit, part, with_distances);
+    fn run<K: MaskKernel>(&self, grid: &Grid<T>, buffer: &mut UnitPairs<T>, with_distances: bool) {
+        grid.pairs_unit_with::<K>(self.table, self.unit, buffer, with_distances);
     }
 }
 
@@ -77,17 +77,17 @@ impl<T: Real> PairList<T> {
     /// The bytes held by the list's buffers (capacity, not length).
     pub fn heap_bytes(&self) -> usize {
         let part_bytes: usize = self
-            .parts
+            .unit_pairs
             .iter()
-            .map(|part| {
-                8 * part.pairs.capacity()
-                    + size_of::<T>() * part.distances.capacity()
-                    + 4 * part.scratch.capacity()
+            .map(|buffer| {
+                8 * buffer.pairs.capacity()
+                    + size_of::<T>() * buffer.distances.capacity()
+                    + 4 * buffer.scratch.capacity()
             })
             .sum();
         8 * self.pairs.capacity()
             + size_of::<T>() * self.distances.capacity()
-            + size_of::<PairPart<T>>() * self.parts.capacity()
+            + size_of::<UnitPairs<T>>() * self.unit_pairs.capacity()
             + part_bytes
             + self
                 .unit_buffers
@@ -237,21 +237,24 @@ impl<T: Real> Grid<T> {
         };
         // Pass 1: each unit gathers its pairs into its own buffer.
         let units = self.units.len();
-        if out.parts.len() < units {
-            out.parts.resize_with(units, PairPart::default);
+        if out.unit_pairs.len() < units {
+            out.unit_pairs.resize_with(units, UnitPairs::default);
         }
         let build = self.run_time_build::<K>();
         self.units
             .par_iter()
-            .zip(out.parts[..units].par_iter_mut())
-            .for_each(|(&unit, part)| {
+            .zip(out.unit_pairs[..units].par_iter_mut())
+            .for_each(|(&unit, buffer)| {
                 let task = PairTask { table, unit };
-                self.run_task::<K, _>(&task, part, with_distances, build);
+                self.run_task::<K, _>(&task, buffer, with_distances, build);
             });
         // Pass 2: unit offsets, then each unit copies its pairs into place.
         out.unit_offsets.clear();
-        out.unit_offsets
-            .extend(out.parts[..units].iter().map(|part| part.pairs.len()));
+        out.unit_offsets.extend(
+            out.unit_pairs[..units]
+                .iter()
+                .map(|buffer| buffer.pairs.len()),
+        );
         out.unit_offsets.push(0);
         let total = exclusive_scan(&mut out.unit_offsets[..units], &mut out.scan);
         out.unit_offsets[units] = total;
@@ -267,21 +270,21 @@ impl<T: Real> Grid<T> {
         let pairs = DisjointSlice::new(&mut out.pairs);
         let distances = DisjointSlice::new(&mut out.distances);
         let unit_offsets = &out.unit_offsets;
-        out.parts[..units]
+        out.unit_pairs[..units]
             .par_iter()
             .enumerate()
-            .for_each(|(u, part)| {
-                let (start, len) = (unit_offsets[u], part.pairs.len());
+            .for_each(|(u, buffer)| {
+                let (start, len) = (unit_offsets[u], buffer.pairs.len());
                 // SAFETY: unit u owns pairs start..start + len; the ranges partition 0..total.
-                unsafe { pairs.range_mut(start, len) }.copy_from_slice(&part.pairs);
+                unsafe { pairs.range_mut(start, len) }.copy_from_slice(&buffer.pairs);
                 if with_distances {
                     // SAFETY: as above, for the distances (same layout).
-                    unsafe { distances.range_mut(start, len) }.copy_from_slice(&part.distances);
+                    unsafe { distances.range_mut(start, len) }.copy_from_slice(&buffer.distances);
                 }
             });
     }
 
-    /// Gathers the unique pairs of work unit `unit` into `part` with kernel `K`: each point
+    /// Gathers the unique pairs of work unit `unit` into `buffer` with kernel `K`: each point
     /// against the later points of its bucket and the bucket's 13 forward neighbours. No
     /// closure on the way to the kernels (see [`KernelTask::run`]).
     #[inline(always)]
@@ -289,18 +292,18 @@ impl<T: Real> Grid<T> {
         &self,
         table: &CellTable,
         unit: (u32, u32),
-        part: &mut PairPart<T>,
+        buffer: &mut UnitPairs<T>,
         with_distances: bool,
     ) {
-        part.pairs.clear();
-        part.distances.clear();
+        buffer.pairs.clear();
+        buffer.distances.clear();
         let columns = self.sorted.padded();
         let order = &self.order[..];
         for_each_pair_point!(self, table, unit, |p, ranges| {
             let point = self.sorted.point(p as usize);
             let row = ranges.candidates() + ROW_SLACK;
-            if part.scratch.len() < row {
-                part.scratch.resize(candidate_room(row), 0);
+            if buffer.scratch.len() < row {
+                buffer.scratch.resize(candidate_room(row), 0);
             }
             // With distances the hits are sorted positions (to find their coordinates),
             // else the caller's indices (`IDS`). A macro, not a closure: see above.
@@ -319,7 +322,7 @@ impl<T: Real> Grid<T> {
                             ranges.as_slice(),
                             usize::MAX,
                             u32::MAX,
-                            &mut part.scratch[..row],
+                            &mut buffer.scratch[..row],
                         )
                     }
                 };
@@ -330,9 +333,9 @@ impl<T: Real> Grid<T> {
                 gather!(true)
             };
             let i = order[p as usize];
-            for &found in &part.scratch[..hits] {
+            for &found in &buffer.scratch[..hits] {
                 let j = if with_distances {
-                    part.distances.push(T::distance_squared(
+                    buffer.distances.push(T::distance_squared(
                         point,
                         self.sorted.point(found as usize),
                     ));
@@ -340,7 +343,7 @@ impl<T: Real> Grid<T> {
                 } else {
                     found
                 };
-                part.pairs.push(if i < j { [i, j] } else { [j, i] });
+                buffer.pairs.push(if i < j { [i, j] } else { [j, i] });
             }
         });
         // A unit's pair count changes from step to step (points move, and the unit's cut
@@ -348,10 +351,10 @@ impl<T: Real> Grid<T> {
         // the next step allocates nothing unless it grows by more. Doubling alone left a
         // unit just below a power of two short; an eighth alone, the small last unit of a
         // set (1,806 pairs, then 2,089).
-        let room = part.pairs.len() + MIN_ROOM;
-        reserve_with_slack(&mut part.pairs, room);
+        let room = buffer.pairs.len() + MIN_ROOM;
+        reserve_with_slack(&mut buffer.pairs, room);
         if with_distances {
-            reserve_with_slack(&mut part.distances, room);
+            reserve_with_slack(&mut buffer.distances, room);
         }
     }
 

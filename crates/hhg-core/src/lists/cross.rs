@@ -5,7 +5,7 @@ use rayon::prelude::*;
 
 use super::gather::{Batch, gather_batch};
 use super::in_order::{self, UnitsInSequence};
-use super::{NeighborLists, PartBuffer};
+use super::{NeighborLists, UnitBuffer};
 use crate::dispatch::KernelTask;
 use crate::error::Error;
 use crate::geometry::{CellTable, Kernel, Points, first_non_finite};
@@ -13,13 +13,13 @@ use crate::grid::{Grid, Ranges};
 use crate::kernel::{BATCH, MaskKernel, ScalarKernel, SimdKernel, for_each_hit, scan_batch};
 use crate::real::Real;
 
-/// Query points per work part.
-const QUERY_CHUNK: usize = 1024;
+/// Query points per work unit.
+const QUERY_UNIT: usize = 1024;
 
 /// How the searchers of a cross search map to lists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum SearcherOrder {
-    /// Searcher `k` is list `k`: each chunk's lists are consecutive.
+    /// Searcher `k` is list `k`: each unit's lists are consecutive.
     ListOrder,
     /// Searchers map to lists in any order.
     Any,
@@ -37,16 +37,16 @@ struct SearcherTask<'a, S> {
 }
 
 impl<T: Real, S: Fn(usize) -> ([T; 3], usize)> KernelTask<T> for SearcherTask<'_, S> {
-    type Part = PartBuffer<T>;
+    type Buffer = UnitBuffer<T>;
 
     #[inline(always)]
-    fn run<K: MaskKernel>(&self, grid: &Grid<T>, part: &mut PartBuffer<T>, with_distances: bool) {
+    fn run<K: MaskKernel>(&self, grid: &Grid<T>, buffer: &mut UnitBuffer<T>, with_distances: bool) {
         let range = self.range.clone();
         grid.gather_searchers_with::<K>(
             self.table,
             range,
             self.searcher,
-            part,
+            buffer,
             with_distances,
             self.record_empty,
         );
@@ -245,7 +245,7 @@ impl<T: Real> Grid<T> {
         }
     }
 
-    /// Gathers into `part` with kernel `K` the lists of searchers `range`, in batches of
+    /// Gathers into `buffer` with kernel `K` the lists of searchers `range`, in batches of
     /// consecutive searchers in the same bucket; searchers with no possible neighbour are
     /// skipped (their lists stay empty). No closure on the way to the kernels, as in
     /// [`Grid::gather_unit_with`].
@@ -255,7 +255,7 @@ impl<T: Real> Grid<T> {
         table: &CellTable,
         range: std::ops::Range<usize>,
         searcher: &impl Fn(usize) -> ([T; 3], usize),
-        part: &mut PartBuffer<T>,
+        buffer: &mut UnitBuffer<T>,
         with_distances: bool,
         record_empty: bool,
     ) {
@@ -270,10 +270,10 @@ impl<T: Real> Grid<T> {
                     if let Some((_, ranges)) = &current
                         && batch.len > 0
                     {
-                        gather_batch::<T, K>(self, ranges, &batch, part, with_distances, |k| k);
+                        gather_batch::<T, K>(self, ranges, &batch, buffer, with_distances, |k| k);
                     }
                     batch.len = 0;
-                    part.push_list(slot, 0);
+                    buffer.push_list(slot, 0);
                 }
                 continue;
             }
@@ -284,7 +284,7 @@ impl<T: Real> Grid<T> {
                     if let Some((_, ranges)) = &current
                         && batch.len > 0
                     {
-                        gather_batch::<T, K>(self, ranges, &batch, part, with_distances, |k| k);
+                        gather_batch::<T, K>(self, ranges, &batch, buffer, with_distances, |k| k);
                     }
                     batch.len = 0;
                     if current.as_ref().is_none_or(|(b, _)| *b != bucket) {
@@ -298,7 +298,7 @@ impl<T: Real> Grid<T> {
         if let Some((_, ranges)) = &current
             && batch.len > 0
         {
-            gather_batch::<T, K>(self, ranges, &batch, part, with_distances, |k| k);
+            gather_batch::<T, K>(self, ranges, &batch, buffer, with_distances, |k| k);
         }
     }
 
@@ -310,50 +310,50 @@ impl<T: Real> Grid<T> {
         out: &mut NeighborLists<T>,
         with_distances: bool,
     ) {
-        let parts = count.div_ceil(QUERY_CHUNK);
+        let units = count.div_ceil(QUERY_UNIT);
         let Some(table) = self.table.as_ref() else {
-            out.reset(count, parts, with_distances);
+            out.reset(count, units, with_distances);
             out.clear_entries();
             return;
         };
         let build = self.run_time_build::<K>();
         if searcher_order == SearcherOrder::ListOrder {
-            // Each chunk's lists are consecutive: they go into place while hot.
-            let chunk = |unit: usize| unit * QUERY_CHUNK..((unit + 1) * QUERY_CHUNK).min(count);
-            let units = UnitsInSequence {
-                count: parts,
-                first_list: |unit: usize| unit * QUERY_CHUNK,
-                points: |unit: usize| chunk(unit).len(),
-                gather: |unit: usize, part: &mut PartBuffer<T>| {
-                    part.room_to_pack::<K>();
+            // Each unit's lists are consecutive: they go into place while hot.
+            let unit_range = |unit: usize| unit * QUERY_UNIT..((unit + 1) * QUERY_UNIT).min(count);
+            let sequence = UnitsInSequence {
+                count: units,
+                first_list: |unit: usize| unit * QUERY_UNIT,
+                points: |unit: usize| unit_range(unit).len(),
+                gather: |unit: usize, buffer: &mut UnitBuffer<T>| {
+                    buffer.room_to_pack::<K>();
                     let task = SearcherTask {
                         table,
-                        range: chunk(unit),
+                        range: unit_range(unit),
                         searcher: &searcher,
                         record_empty: true,
                     };
-                    self.run_task::<K, _>(&task, part, with_distances, build);
+                    self.run_task::<K, _>(&task, buffer, with_distances, build);
                 },
             };
-            in_order::lists_in_sequence(count, &units, out, with_distances);
+            in_order::lists_in_sequence(count, &sequence, out, with_distances);
             return;
         }
-        out.reset(count, parts, with_distances);
-        out.parts[..parts]
+        out.reset(count, units, with_distances);
+        out.buffers[..units]
             .par_iter_mut()
             .enumerate()
-            .for_each(|(chunk, part)| {
-                let range = chunk * QUERY_CHUNK..((chunk + 1) * QUERY_CHUNK).min(count);
-                part.start(range.len());
-                part.room_to_pack::<K>();
+            .for_each(|(unit, buffer)| {
+                let range = unit * QUERY_UNIT..((unit + 1) * QUERY_UNIT).min(count);
+                buffer.start(range.len());
+                buffer.room_to_pack::<K>();
                 let task = SearcherTask {
                     table,
                     range,
                     searcher: &searcher,
                     record_empty: false,
                 };
-                self.run_task::<K, _>(&task, part, with_distances, build);
+                self.run_task::<K, _>(&task, buffer, with_distances, build);
             });
-        out.assemble(parts);
+        out.assemble(units);
     }
 }

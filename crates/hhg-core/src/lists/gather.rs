@@ -4,7 +4,7 @@
 
 use wide::u32x8;
 
-use super::{ListOrder, PartBuffer};
+use super::{ListOrder, UnitBuffer};
 use crate::geometry::CellTable;
 use crate::grid::{Grid, Ranges, run_neighbourhood};
 use crate::kernel::{
@@ -43,8 +43,8 @@ impl<T: Real> Batch<T> {
     }
 }
 
-/// Checked lists in a row that did not ascend, after which a part checks only every
-/// [`UNSORTED_PROBE`]-th list before sorting it (see [`PartBuffer::sort_gathered`]).
+/// Checked lists in a row that did not ascend, after which a unit checks only every
+/// [`UNSORTED_PROBE`]-th list before sorting it (see [`UnitBuffer::sort_gathered`]).
 pub(super) const UNSORTED_STREAK: u32 = 8;
 
 /// While lists keep failing the check, one list in this many is still checked.
@@ -68,8 +68,8 @@ pub(super) const RUN_POINTS: usize = 8;
 /// 1,140 instructions per point on the clustered cloud.
 pub(super) const RUN_WIDTH: u32 = 8;
 
-/// Gathers the lists of a batch into `part`: each point's hits (without the point itself)
-/// are compressed straight to the end of the part's lists, mapped to the caller's numbering
+/// Gathers the lists of a batch into `buffer`: each point's hits (without the point itself)
+/// are compressed straight to the end of the buffer's lists, mapped to the caller's numbering
 /// and sorted where the mapping broke the order; the list of `batch.slots[j]` is recorded
 /// as output list `list_of(batch.slots[j])`.
 ///
@@ -81,7 +81,7 @@ pub(super) fn gather_batch<T: Real, K: MaskKernel>(
     grid: &Grid<T>,
     ranges: &Ranges,
     batch: &Batch<T>,
-    part: &mut PartBuffer<T>,
+    buffer: &mut UnitBuffer<T>,
     with_distances: bool,
     list_of: impl Fn(usize) -> usize,
 ) {
@@ -115,14 +115,14 @@ pub(super) fn gather_batch<T: Real, K: MaskKernel>(
             grid,
             &source,
             batch,
-            part,
+            buffer,
             with_distances,
             ascending,
             list_of,
         );
         return;
     }
-    let mut packed = std::mem::take(&mut part.packed);
+    let mut packed = std::mem::take(&mut buffer.packed);
     let (lo, hi) = bounding_box(&batch.points[..batch.len]);
     // Lists with distances pack sorted positions (to find each hit's coordinates), the
     // others the caller's indices.
@@ -175,12 +175,12 @@ pub(super) fn gather_batch<T: Real, K: MaskKernel>(
         grid,
         &source,
         batch,
-        part,
+        buffer,
         with_distances,
         ascending,
         list_of,
     );
-    part.packed = packed;
+    buffer.packed = packed;
 }
 
 /// The candidates a batch tests: the grid's sorted columns over the neighbourhood's ranges,
@@ -203,13 +203,13 @@ struct Candidates<'a, T> {
     ids_are_packed: bool,
 }
 
-/// Gathers the lists of a batch from `source` into `part` (see [`gather_batch`]).
+/// Gathers the lists of a batch from `source` into `buffer` (see [`gather_batch`]).
 #[inline(always)]
 fn gather_rows<T: Real, K: MaskKernel>(
     grid: &Grid<T>,
     source: &Candidates<'_, T>,
     batch: &Batch<T>,
-    part: &mut PartBuffer<T>,
+    buffer: &mut UnitBuffer<T>,
     with_distances: bool,
     ascending: bool,
     list_of: impl Fn(usize) -> usize,
@@ -221,8 +221,8 @@ fn gather_rows<T: Real, K: MaskKernel>(
     let mut j = 0;
     if !with_distances {
         while j + GATHER_GROUP <= batch.len {
-            let at = part.filled;
-            part.reserve_entries(at + GATHER_GROUP * row, false);
+            let at = buffer.filled;
+            buffer.reserve_entries(at + GATHER_GROUP * row, false);
             // SAFETY: as in the loop below, for every row.
             let lens = unsafe {
                 gather_many::<T, K, true, GATHER_GROUP>(
@@ -233,24 +233,24 @@ fn gather_rows<T: Real, K: MaskKernel>(
                     source.ranges,
                     source.self_range,
                     std::array::from_fn(|k| source.itself[j + k]),
-                    &mut part.entries[at..at + GATHER_GROUP * row],
+                    &mut buffer.entries[at..at + GATHER_GROUP * row],
                 )
             };
             for (k, &len) in lens.iter().enumerate() {
                 let from = at + k * row;
                 // SAFETY: a kernel sets AVX2 and AVX512 only where the CPU has them.
-                unsafe { part.sort_gathered(from, len, row, ascending, K::AVX2, K::AVX512) };
-                if from != part.filled {
-                    part.entries.copy_within(from..from + len, part.filled);
+                unsafe { buffer.sort_gathered(from, len, row, ascending, K::AVX2, K::AVX512) };
+                if from != buffer.filled {
+                    buffer.entries.copy_within(from..from + len, buffer.filled);
                 }
-                part.push_list(list_of(batch.slots[j + k]), len);
+                buffer.push_list(list_of(batch.slots[j + k]), len);
             }
             j += GATHER_GROUP;
         }
     }
     for j in j..batch.len {
-        let at = part.filled;
-        part.reserve_entries(at + row, with_distances);
+        let at = buffer.filled;
+        buffer.reserve_entries(at + row, with_distances);
         // SAFETY: the ranges lie below the columns' point count (the grid's, or the packed
         // count), the columns are padded by LANES (the grid's `PointColumns`, or packed
         // columns with ROW_SLACK of room), so are the ids (`order` is padded by LANES past
@@ -270,7 +270,7 @@ fn gather_rows<T: Real, K: MaskKernel>(
                     source.ranges,
                     source.self_range,
                     source.itself[j],
-                    &mut part.entries[at..at + row],
+                    &mut buffer.entries[at..at + row],
                 )
             } else {
                 gather_point::<T, K, true>(
@@ -281,25 +281,30 @@ fn gather_rows<T: Real, K: MaskKernel>(
                     source.ranges,
                     source.self_range,
                     source.itself[j],
-                    &mut part.entries[at..at + row],
+                    &mut buffer.entries[at..at + row],
                 )
             }
         };
-        let list = &mut part.entries[at..at + len];
+        let list = &mut buffer.entries[at..at + len];
         if with_distances {
-            let dist = &mut part.distances[at..at + len];
+            let dist = &mut buffer.distances[at..at + len];
             for (q, d) in list.iter_mut().zip(dist.iter_mut()) {
                 *d = T::distance_squared(batch.points[j], grid.sorted.point(*q as usize));
                 *q = order[*q as usize];
             }
             if !ascending {
-                sort_with_distances(list, dist, &mut part.sort_keys, &mut part.sort_distances);
+                sort_with_distances(
+                    list,
+                    dist,
+                    &mut buffer.sort_keys,
+                    &mut buffer.sort_distances,
+                );
             }
         } else {
             // SAFETY: a kernel sets AVX2 and AVX512 only where the CPU has them.
-            unsafe { part.sort_gathered(at, len, row, ascending, K::AVX2, K::AVX512) };
+            unsafe { buffer.sort_gathered(at, len, row, ascending, K::AVX2, K::AVX512) };
         }
-        part.push_list(list_of(batch.slots[j]), len);
+        buffer.push_list(list_of(batch.slots[j]), len);
     }
 }
 
@@ -370,7 +375,7 @@ fn insertion_sort_with_distances<T: Copy>(list: &mut [u32], distances: &mut [T])
 }
 
 impl<T: Real> Grid<T> {
-    /// Gathers the lists of work unit `unit` into `part` with kernel `K`, the list of sorted
+    /// Gathers the lists of work unit `unit` into `buffer` with kernel `K`, the list of sorted
     /// position `p` as output list `list_of(p)`: the points of the unit's buckets in
     /// batches of up to [`BATCH`], with each bucket's full neighbourhood computed once, or
     /// once for a run of sparse buckets of one row (see [`RUN_POINTS`]). No closure on the
@@ -381,7 +386,7 @@ impl<T: Real> Grid<T> {
         &self,
         table: &CellTable,
         unit: (u32, u32),
-        part: &mut PartBuffer<T>,
+        buffer: &mut UnitBuffer<T>,
         with_distances: bool,
         list_of: impl Fn(usize) -> usize + Copy,
     ) {
@@ -411,7 +416,14 @@ impl<T: Real> Grid<T> {
             let ranges = run_neighbourhood(&self.starts, table, coords, width);
             b += width;
             let stretch = (start, end);
-            self.gather_stretch::<K>(&ranges, stretch, &mut batch, part, with_distances, list_of);
+            self.gather_stretch::<K>(
+                &ranges,
+                stretch,
+                &mut batch,
+                buffer,
+                with_distances,
+                list_of,
+            );
         }
     }
 
@@ -423,7 +435,7 @@ impl<T: Real> Grid<T> {
         ranges: &Ranges,
         stretch: (u32, u32),
         batch: &mut Batch<T>,
-        part: &mut PartBuffer<T>,
+        buffer: &mut UnitBuffer<T>,
         with_distances: bool,
         list_of: impl Fn(usize) -> usize + Copy,
     ) {
@@ -434,7 +446,7 @@ impl<T: Real> Grid<T> {
                 batch.push(self.sorted.point(p as usize), p as usize, p);
                 p += 1;
             }
-            gather_batch::<T, K>(self, ranges, batch, part, with_distances, list_of);
+            gather_batch::<T, K>(self, ranges, batch, buffer, with_distances, list_of);
         }
     }
 }

@@ -27,7 +27,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use rayon::prelude::*;
 
 use super::self_lists::UnitTask;
-use super::{NeighborLists, PartBuffer};
+use super::{NeighborLists, UnitBuffer};
 use crate::geometry::CellTable;
 use crate::grid::Grid;
 use crate::kernel::MaskKernel;
@@ -80,10 +80,10 @@ impl<T> Clone for Scratch<T> {
 /// A buffer slot and the unit that may take it next.
 #[derive(Debug, Default)]
 struct Slot<T> {
-    buffer: PartBuffer<T>,
+    buffer: UnitBuffer<T>,
     /// The largest allocations of the spare buffers its units took while the output grew,
     /// absorbed into `buffer` at the next pass: the step after a growth finds them grown.
-    spare: PartBuffer<T>,
+    spare: UnitBuffer<T>,
     /// The unit allowed to take `buffer`: the slot's own index at the start of a pass, then
     /// `u + slots` once unit `u` was placed.
     next_unit: usize,
@@ -93,8 +93,8 @@ struct Slot<T> {
 #[derive(Debug)]
 struct Pending<T> {
     unit: usize,
-    part: PartBuffer<T>,
-    /// Whether `part` is slot `unit % slots`'s buffer (else a spare of a pass whose output
+    buffer: UnitBuffer<T>,
+    /// Whether `buffer` is slot `unit % slots`'s buffer (else a spare of a pass whose output
     /// grew, dropped once placed).
     from_slot: bool,
 }
@@ -201,22 +201,22 @@ impl<T: Real> Destination<'_, T> {
     /// and records their offsets.
     ///
     /// # Safety
-    /// `base <= start`, `start + part.filled <= room`, the lists of `part` are those of
-    /// lists `first..first + part.lens.len()` (below the offsets' length), and no other task
+    /// `base <= start`, `start + buffer.filled <= room`, the lists of `buffer` are those of
+    /// lists `first..first + buffer.lens.len()` (below the offsets' length), and no other task
     /// writes those lists or that output range.
-    unsafe fn place(&self, part: &PartBuffer<T>, first: usize, start: usize) {
-        debug_assert!(self.base <= start && start + part.filled <= self.room);
+    unsafe fn place(&self, buffer: &UnitBuffer<T>, first: usize, start: usize) {
+        debug_assert!(self.base <= start && start + buffer.filled <= self.room);
         let at = start - self.base;
         // SAFETY: the caller guarantees the range is in the reserved room and this task's.
-        let to = unsafe { self.indices.range_mut(at, part.filled) };
-        self.copy_out(first, &part.entries[..part.filled], to);
+        let to = unsafe { self.indices.range_mut(at, buffer.filled) };
+        self.copy_out(first, &buffer.entries[..buffer.filled], to);
         if let Some(distances) = &self.distances {
             // SAFETY: as above; the distances share the indices' layout.
-            let to = unsafe { distances.range_mut(at, part.filled) };
-            self.copy_out(first, &part.distances[..part.filled], to);
+            let to = unsafe { distances.range_mut(at, buffer.filled) };
+            self.copy_out(first, &buffer.distances[..buffer.filled], to);
         }
         let mut offset = start;
-        for (k, &len) in part.lens.iter().enumerate() {
+        for (k, &len) in buffer.lens.iter().enumerate() {
             // SAFETY: list `first + k` belongs to this unit alone and is in bounds.
             unsafe { self.offsets.write(first + k, offset) };
             offset += len as usize;
@@ -253,7 +253,7 @@ impl<T: Real> Shared<'_, '_, T> {
         while let Some(front) = pending.front() {
             let start = lock(self.sequencer).start(front.unit);
             let Some(start) =
-                start.filter(|&s| s >= self.to.base && s + front.part.filled <= self.to.room)
+                start.filter(|&s| s >= self.to.base && s + front.buffer.filled <= self.to.room)
             else {
                 break;
             };
@@ -261,15 +261,15 @@ impl<T: Real> Shared<'_, '_, T> {
             // owns lists `first_list(unit)..` and output `start..start + filled`, which fits
             // the room; each pending unit is placed once, from the one queue that holds it
             // (its worker's, flushed by one task at a time).
-            unsafe { self.to.place(&front.part, first_list(front.unit), start) };
+            unsafe { self.to.place(&front.buffer, first_list(front.unit), start) };
             let done = pending.pop_front().expect("a front exists");
             let mut slot = lock(&self.slots[done.unit % self.slots.len()]);
             if done.from_slot {
                 debug_assert_eq!(slot.next_unit, done.unit, "a slot changed hands twice");
-                slot.buffer = done.part;
+                slot.buffer = done.buffer;
                 slot.next_unit = done.unit + self.slots.len();
             } else {
-                slot.spare.absorb(done.part);
+                slot.spare.absorb(done.buffer);
             }
         }
     }
@@ -312,7 +312,7 @@ impl<T: Real> Shared<'_, '_, T> {
         unit: usize,
         pending: &mut VecDeque<Pending<T>>,
         first_list: impl Fn(usize) -> usize + Copy,
-    ) -> Option<(PartBuffer<T>, bool)> {
+    ) -> Option<(UnitBuffer<T>, bool)> {
         let slot = &self.slots[unit % self.slots.len()];
         let mut spins = 0u32;
         loop {
@@ -329,7 +329,7 @@ impl<T: Real> Shared<'_, '_, T> {
             self.flush(pending, first_list);
             let holder = unit - self.slots.len();
             if lock(self.sequencer).overflows(holder, self.to.room) {
-                return Some((PartBuffer::default(), false));
+                return Some((UnitBuffer::default(), false));
             }
             spins = pause(spins);
         }
@@ -363,15 +363,15 @@ impl<T: Real> Grid<T> {
             count: self.units.len(),
             first_list,
             points: |unit: usize| self.unit_points(self.units[unit]),
-            gather: |unit: usize, part: &mut PartBuffer<T>| {
-                part.room_to_pack::<K>();
+            gather: |unit: usize, buffer: &mut UnitBuffer<T>| {
+                buffer.room_to_pack::<K>();
                 // In cell order a point's list is its sorted position's.
                 let task = UnitTask {
                     table,
                     unit: self.units[unit],
                     list_of: |p: usize| p,
                 };
-                self.run_task::<K, _>(&task, part, with_distances, build);
+                self.run_task::<K, _>(&task, buffer, with_distances, build);
             },
         };
         lists_in_sequence(self.len(), &units, out, with_distances);
@@ -379,8 +379,8 @@ impl<T: Real> Grid<T> {
 }
 
 /// Work units whose lists fill consecutive stretches of the output: unit `u` holds
-/// `points(u)` lists, from list `first_list(u)` on, which `gather(u, part)` gathers into
-/// `part` (its `entries` holding them in list order at the end).
+/// `points(u)` lists, from list `first_list(u)` on, which `gather(u, buffer)` gathers into
+/// `buffer` (its `entries` holding them in list order at the end).
 pub(super) struct UnitsInSequence<F, P, G> {
     pub(super) count: usize,
     pub(super) first_list: F,
@@ -399,7 +399,7 @@ pub(super) fn lists_in_sequence<T, F, P, G>(
     T: Real,
     F: Fn(usize) -> usize + Copy + Sync,
     P: Fn(usize) -> usize + Sync,
-    G: Fn(usize, &mut PartBuffer<T>) + Sync,
+    G: Fn(usize, &mut UnitBuffer<T>) + Sync,
 {
     let first_list = units.first_list;
     let unit_count = units.count;
@@ -461,27 +461,28 @@ pub(super) fn lists_in_sequence<T, F, P, G>(
                 if unit >= unit_count {
                     break;
                 }
-                let Some((mut part, from_slot)) = shared.take_buffer(unit, pending, first_list)
+                let Some((mut buffer, from_slot)) = shared.take_buffer(unit, pending, first_list)
                 else {
                     break;
                 };
-                part.start((units.points)(unit));
-                (units.gather)(unit, &mut part);
+                buffer.start((units.points)(unit));
+                (units.gather)(unit, &mut buffer);
                 if !from_slot {
                     // It may wait long, with the lists of many others: only its lists stay.
-                    part.release_scratch();
+                    buffer.release_scratch();
                 }
                 debug_assert!(
-                    part.slots
+                    buffer
+                        .slots
                         .first()
                         .is_none_or(|&s| s as usize == first_list(unit))
-                        && part.slots.windows(2).all(|w| w[0] + 1 == w[1]),
+                        && buffer.slots.windows(2).all(|w| w[0] + 1 == w[1]),
                     "a unit's lists are not consecutive"
                 );
-                lock(sequencer).publish(unit, part.filled);
+                lock(sequencer).publish(unit, buffer.filled);
                 pending.push_back(Pending {
                     unit,
-                    part,
+                    buffer,
                     from_slot,
                 });
                 shared.flush(pending, first_list);
@@ -578,7 +579,7 @@ mod tests {
             // A pending unit whose start will never be known does not hold the drain.
             pending.push_back(Pending {
                 unit: 5,
-                part: PartBuffer::default(),
+                buffer: UnitBuffer::default(),
                 from_slot: true,
             });
             shared.drain(&mut pending, |u| u);

@@ -21,7 +21,7 @@ use rayon::prelude::*;
 
 use super::gather::{Batch, RUN_POINTS, RUN_WIDTH};
 use super::in_order::{UnitsInSequence, lists_in_sequence};
-use super::{NeighborLists, PartBuffer};
+use super::{NeighborLists, UnitBuffer};
 use crate::dispatch::KernelTask;
 use crate::geometry::CellTable;
 use crate::grid::{Grid, UNIT_POINTS, run_neighbourhood};
@@ -70,15 +70,15 @@ struct CallerRangeTask<'a> {
 }
 
 impl<T: Real> KernelTask<T> for CallerRangeTask<'_> {
-    type Part = PartBuffer<T>;
+    type Buffer = UnitBuffer<T>;
 
     #[inline(always)]
-    fn run<K: MaskKernel>(&self, grid: &Grid<T>, part: &mut PartBuffer<T>, with_distances: bool) {
+    fn run<K: MaskKernel>(&self, grid: &Grid<T>, buffer: &mut UnitBuffer<T>, with_distances: bool) {
         grid.gather_caller_range_with::<K>(
             self.table,
             self.range,
             self.inverse,
-            part,
+            buffer,
             with_distances,
         );
     }
@@ -147,15 +147,15 @@ impl<T: Real> Grid<T> {
                 let (from, to) = range(unit);
                 (to - from) as usize
             },
-            gather: |unit: usize, part: &mut PartBuffer<T>| {
-                part.room_to_pack::<K>();
+            gather: |unit: usize, buffer: &mut UnitBuffer<T>| {
+                buffer.room_to_pack::<K>();
                 let task = CallerRangeTask {
                     table,
                     range: range(unit),
                     inverse: inverse_ref,
                 };
-                self.run_task::<K, _>(&task, part, with_distances, build);
-                part.move_into_list_order(range(unit).0 as usize, with_distances);
+                self.run_task::<K, _>(&task, buffer, with_distances, build);
+                buffer.move_into_list_order(range(unit).0 as usize, with_distances);
             },
         };
         lists_in_sequence(n, &units, out, with_distances);
@@ -183,7 +183,7 @@ impl<T: Real> Grid<T> {
             });
     }
 
-    /// Gathers the lists of caller indices `range` into `part` with kernel `K`: their runs
+    /// Gathers the lists of caller indices `range` into `buffer` with kernel `K`: their runs
     /// of consecutive sorted positions, sorted and joined, searched bucket by bucket (a
     /// sparse bucket with the next ones of its row, as in the general pass). The lists are
     /// recorded as the caller's indices, in the order of the runs. No closure on the way to
@@ -194,11 +194,11 @@ impl<T: Real> Grid<T> {
         table: &CellTable,
         range: (u32, u32),
         inverse: &[u32],
-        part: &mut PartBuffer<T>,
+        buffer: &mut UnitBuffer<T>,
         with_distances: bool,
     ) {
         let keys = &self.keys;
-        let mut runs = std::mem::take(&mut part.runs);
+        let mut runs = std::mem::take(&mut buffer.runs);
         runs.clear();
         let (from, to) = (range.0 as usize, range.1 as usize);
         let mut i = from;
@@ -257,18 +257,18 @@ impl<T: Real> Grid<T> {
                     &ranges,
                     stretch,
                     &mut batch,
-                    part,
+                    buffer,
                     with_distances,
                     list_of,
                 );
                 p = stop;
             }
         }
-        part.runs = runs;
+        buffer.runs = runs;
     }
 }
 
-impl<T: Real> PartBuffer<T> {
+impl<T: Real> UnitBuffer<T> {
     /// Moves the lists of a unit whose lists are `first..first + slots.len()`, gathered in
     /// any order, into that order (`entries` then holds them so, `slots` and `lens` follow),
     /// in pieces of lists gathered for consecutive slots, through `reordered`. Nothing

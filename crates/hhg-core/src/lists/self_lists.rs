@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use super::{ListPass, NeighborLists, PartBuffer};
+use super::{ListPass, NeighborLists, UnitBuffer};
 use crate::dispatch::KernelTask;
 use crate::geometry::{CellTable, Kernel};
 use crate::grid::Grid;
@@ -19,11 +19,11 @@ pub(super) struct UnitTask<'a, F> {
 }
 
 impl<T: Real, F: Fn(usize) -> usize + Copy> KernelTask<T> for UnitTask<'_, F> {
-    type Part = PartBuffer<T>;
+    type Buffer = UnitBuffer<T>;
 
     #[inline(always)]
-    fn run<K: MaskKernel>(&self, grid: &Grid<T>, part: &mut PartBuffer<T>, with_distances: bool) {
-        grid.gather_unit_with::<K>(self.table, self.unit, part, with_distances, self.list_of);
+    fn run<K: MaskKernel>(&self, grid: &Grid<T>, buffer: &mut UnitBuffer<T>, with_distances: bool) {
+        grid.gather_unit_with::<K>(self.table, self.unit, buffer, with_distances, self.list_of);
     }
 }
 
@@ -74,8 +74,8 @@ impl<T: Real> Grid<T> {
             return;
         }
         let n = self.len();
-        let parts = self.units.len();
-        out.reset(n, parts, with_distances);
+        let units = self.units.len();
+        out.reset(n, units, with_distances);
         let Some(table) = self.table.as_ref() else {
             out.clear_entries();
             return;
@@ -83,10 +83,10 @@ impl<T: Real> Grid<T> {
         let build = self.run_time_build::<K>();
         self.units
             .par_iter()
-            .zip(out.parts[..parts].par_iter_mut())
-            .for_each(|(&unit, part)| {
-                part.start(self.unit_points(unit));
-                part.room_to_pack::<K>();
+            .zip(out.buffers[..units].par_iter_mut())
+            .for_each(|(&unit, buffer)| {
+                buffer.start(self.unit_points(unit));
+                buffer.room_to_pack::<K>();
                 // The batch's slots are sorted positions; lists go to caller indices.
                 let list_of = |p: usize| self.order[p] as usize;
                 let task = UnitTask {
@@ -94,8 +94,8 @@ impl<T: Real> Grid<T> {
                     unit,
                     list_of,
                 };
-                self.run_task::<K, _>(&task, part, with_distances, build);
+                self.run_task::<K, _>(&task, buffer, with_distances, build);
             });
-        out.assemble(parts);
+        out.assemble(units);
     }
 }

@@ -3,7 +3,7 @@
 use hhg_testkit::SplitMix64;
 
 use super::gather::{PACK_MIN, RUN_WIDTH, UNSORTED_PROBE, UNSORTED_STREAK, is_ascending};
-use super::{ListPass, NeighborLists, PartBuffer};
+use super::{ListPass, NeighborLists, UnitBuffer};
 use crate::RunTimeDispatch;
 use crate::kernel::{Avx2Kernel, Avx512Kernel, ScalarKernel, SimdKernel};
 use crate::simd::{Build, COMPILED_FOR_AVX2, COMPILED_FOR_AVX512, avx2_detected, avx512_detected};
@@ -49,8 +49,8 @@ fn batches_of_enough_points_pack_their_candidates() {
         for with_distances in [false, true] {
             let mut lists = NeighborLists::default();
             grid.self_lists(&mut lists, with_distances);
-            let packed =
-                lists.parts.iter().any(|part| part.packed.used) || lists.in_order.any_packed();
+            let packed = lists.buffers.iter().any(|buffer| buffer.packed.used)
+                || lists.in_order.any_packed();
             assert_eq!(
                 packed,
                 packs,
@@ -102,52 +102,52 @@ fn the_widest_build_runs_where_the_cpu_has_it() {
 #[test]
 fn unsorted_lists_thin_out_the_ascending_checks() {
     const LEN: usize = 40;
-    let mut part = PartBuffer::<f32>::default();
-    part.start(64);
+    let mut buffer = UnitBuffer::<f32>::default();
+    buffer.start(64);
     let descending: Vec<u32> = (0..LEN as u32).rev().collect();
     let ascending: Vec<u32> = (0..LEN as u32).collect();
     // Each list is gathered, sorted and recorded as the list pass does; returns the
     // streak afterwards.
-    let gather = |part: &mut PartBuffer<f32>, list: &[u32]| {
-        let at = part.filled;
-        part.reserve_entries(at + NETWORK_MAX, false);
-        part.entries[at..at + LEN].copy_from_slice(list);
+    let gather = |buffer: &mut UnitBuffer<f32>, list: &[u32]| {
+        let at = buffer.filled;
+        buffer.reserve_entries(at + NETWORK_MAX, false);
+        buffer.entries[at..at + LEN].copy_from_slice(list);
         // SAFETY: the portable form (no AVX2).
-        unsafe { part.sort_gathered(at, LEN, NETWORK_MAX, false, false, false) };
-        assert_eq!(&part.entries[at..at + LEN], &ascending[..]);
-        let slot = part.lens.len();
-        part.push_list(slot, LEN);
-        part.unsorted_streak
+        unsafe { buffer.sort_gathered(at, LEN, NETWORK_MAX, false, false, false) };
+        assert_eq!(&buffer.entries[at..at + LEN], &ascending[..]);
+        let slot = buffer.lens.len();
+        buffer.push_list(slot, LEN);
+        buffer.unsorted_streak
     };
     for k in 1..=UNSORTED_STREAK {
         assert_eq!(
-            gather(&mut part, &descending),
+            gather(&mut buffer, &descending),
             k,
             "every list is checked at first"
         );
     }
     // A probe that fails lengthens the streak; lists between probes are sorted without
     // a check, even an ascending one, and leave the streak as it is.
-    while !part.lens.len().is_multiple_of(UNSORTED_PROBE) {
-        gather(&mut part, &descending);
+    while !buffer.lens.len().is_multiple_of(UNSORTED_PROBE) {
+        gather(&mut buffer, &descending);
     }
-    let streak = gather(&mut part, &descending);
+    let streak = gather(&mut buffer, &descending);
     assert!(streak > UNSORTED_STREAK);
-    assert_eq!(gather(&mut part, &ascending), streak);
-    while !part.lens.len().is_multiple_of(UNSORTED_PROBE) {
-        assert_eq!(gather(&mut part, &descending), streak);
+    assert_eq!(gather(&mut buffer, &ascending), streak);
+    while !buffer.lens.len().is_multiple_of(UNSORTED_PROBE) {
+        assert_eq!(gather(&mut buffer, &descending), streak);
     }
     // The next probe that finds an ascending list ends the streak, and every list is
     // checked again.
-    assert_eq!(gather(&mut part, &ascending), 0);
-    assert_eq!(gather(&mut part, &descending), 1);
-    assert_eq!(gather(&mut part, &ascending), 0);
+    assert_eq!(gather(&mut buffer, &ascending), 0);
+    assert_eq!(gather(&mut buffer, &descending), 1);
+    assert_eq!(gather(&mut buffer, &ascending), 0);
     // A new unit starts with every list checked.
     for _ in 0..UNSORTED_STREAK {
-        gather(&mut part, &descending);
+        gather(&mut buffer, &descending);
     }
-    part.start(64);
-    assert_eq!(part.unsorted_streak, 0);
+    buffer.start(64);
+    assert_eq!(buffer.unsorted_streak, 0);
 }
 
 /// The 8-lane check agrees with the standard one on every length up to three vectors and
