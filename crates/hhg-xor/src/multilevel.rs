@@ -130,6 +130,21 @@ impl<T: Real> MultilevelSearch<T> {
         self.kernel = kernel;
     }
 
+    /// The table size (per level) of later builds.
+    pub fn table_size(&self) -> TableSize {
+        self.size
+    }
+
+    /// The kernel later searches run.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
+    }
+
+    /// The primes the levels hash with.
+    pub fn primes(&self) -> Primes {
+        self.primes
+    }
+
     /// How many particles the last build held.
     pub fn len(&self) -> usize {
         self.len

@@ -265,3 +265,18 @@ for_both_precisions!(
     levels_follow_the_radii,
     thread_counts_give_identical_output,
 );
+
+/// Every option reads back what was set; a refused table size leaves the old one.
+#[test]
+fn options_read_back() {
+    let mut search = MultilevelSearch::<f32>::new(Primes::Mueller);
+    assert_eq!(search.primes(), Primes::Mueller);
+    assert_eq!(search.kernel(), Kernel::Simd);
+    assert_eq!(search.table_size(), TableSize::PerPoint(2));
+    search.set_kernel(Kernel::Scalar);
+    search.set_table_size(TableSize::Fixed(64)).unwrap();
+    assert_eq!(search.kernel(), Kernel::Scalar);
+    assert_eq!(search.table_size(), TableSize::Fixed(64));
+    assert!(search.set_table_size(TableSize::Fixed(0)).is_err());
+    assert_eq!(search.table_size(), TableSize::Fixed(64));
+}
