@@ -303,12 +303,13 @@ fn a_step_after_an_output_grew_in_cell_order_allocates_nothing() {
         .assert_allocated_nothing("a block in cell order after a growing step", 10 * n);
 }
 
-/// The searches whose pairs go through per-unit buffers (the broad phase's boxes and the
-/// periodic search's points and ghosts): once their outputs have grown, repeated pairs,
-/// visitors and lists allocate nothing.
+/// The searches whose pairs go through per-unit buffers (the broad phase's boxes, the
+/// periodic search's points and ghosts, a scene's detection with a side list and statics):
+/// once their outputs have grown, repeated pairs, visitors, lists and detections allocate
+/// nothing.
 #[test]
 fn repeated_broad_and_periodic_searches_allocate_nothing() {
-    use hhg_core::broad::{Aabb, BroadPhase};
+    use hhg_core::broad::{Aabb, BroadPhase, Filter, Motion, Scene};
     use hhg_core::periodic::{PeriodicBox, PeriodicPairList, PeriodicSearch};
 
     let _alone = one_test_at_a_time();
@@ -336,12 +337,35 @@ fn repeated_broad_and_periodic_searches_allocate_nothing() {
         periodic.build(&points).unwrap();
         let mut periodic_pairs = PeriodicPairList::default();
         let mut lists = NeighborLists::default();
+        // A scene of the same boxes, a tenth of them static and a hundredth moved off the
+        // built hierarchy into its side list.
+        let mut scene = Scene::new();
+        let handles: Vec<_> = boxes
+            .iter()
+            .enumerate()
+            .map(|(k, aabb)| {
+                let motion = if k % 10 == 0 {
+                    Motion::Static
+                } else {
+                    Motion::Dynamic
+                };
+                scene.insert(*aabb, motion, Filter::ALL).unwrap()
+            })
+            .collect();
+        let mut scene_pairs = Vec::new();
+        scene.detect(&mut scene_pairs).unwrap();
+        for (k, handle) in handles.iter().enumerate().filter(|(k, _)| k % 100 == 1) {
+            let aabb = boxes[k];
+            let moved = Aabb::new(aabb.min.map(|v| v + 0.25), aabb.max.map(|v| v + 0.25));
+            scene.set_aabb(*handle, moved).unwrap();
+        }
         let mut search = || {
             broad.pairs(&mut broad_pairs);
             let mut visited = 0usize;
             broad.for_each_pair(|_, _| visited += 1);
             periodic.pairs_with_distances(&mut periodic_pairs);
             periodic.neighbor_lists(&mut lists);
+            scene.detect(&mut scene_pairs).unwrap();
             visited
         };
         search();
@@ -372,7 +396,7 @@ fn repeated_broad_and_periodic_searches_allocate_nothing() {
                 .take()
                 .expect("the first allocation was recorded");
             panic!(
-                "repeated pairs, visitors and lists allocated {counted} times; the first \
+                "repeated pairs, visitors, lists and detections allocated {counted} times; the first \
                  allocation ({size} bytes) came from:\n{trace}"
             );
         }

@@ -168,6 +168,10 @@ pub struct Scene<T: Real> {
     filters: Vec<Filter>,
     /// Scratch: the pairs of a hierarchy, in its built indices.
     index_pairs: PairList<T>,
+    /// Scratch of a detection: the pairs found per chunk of queried objects, and the slots
+    /// of the dynamic objects queried against the statics.
+    query_buffers: Vec<Vec<[Handle; 2]>>,
+    dynamic_slots: Vec<u32>,
 }
 
 /// A built index whose object is gone.
@@ -201,6 +205,8 @@ impl<T: Real> Default for Scene<T> {
             boxes: Vec::new(),
             filters: Vec::new(),
             index_pairs: PairList::default(),
+            query_buffers: Vec::new(),
+            dynamic_slots: Vec::new(),
         }
     }
 }
@@ -284,6 +290,13 @@ impl<T: Real> Scene<T> {
             + self.boxes.capacity() * size_of::<Aabb<T>>()
             + self.filters.capacity() * size_of::<Filter>()
             + self.index_pairs.heap_bytes()
+            + self
+                .query_buffers
+                .iter()
+                .map(|found| found.capacity() * size_of::<[Handle; 2]>())
+                .sum::<usize>()
+            + self.query_buffers.capacity() * size_of::<Vec<[Handle; 2]>>()
+            + 4 * self.dynamic_slots.capacity()
             + self.static_broad.heap_bytes()
             + self.dynamic_broad.heap_bytes()
             + self.moved_broad.heap_bytes()

@@ -39,56 +39,63 @@ impl<T: Real> Scene<T> {
             );
         }
         // ...and against the built objects.
-        let side: Vec<Vec<[Handle; 2]>> = self
-            .moved
-            .par_chunks(QUERY_CHUNK)
-            .map(|slots| {
-                let mut found = Vec::new();
-                for &slot in slots {
-                    let me = &self.slots[slot as usize];
-                    self.dynamic_broad.for_each_overlap(&me.aabb, |b| {
-                        let other = self.built_slots[b as usize];
-                        if other != DEAD && me.filter.accepts(self.slots[other as usize].filter) {
-                            found.push(self.ordered(slot, other));
-                        }
-                    });
+        let mut buffers = std::mem::take(&mut self.query_buffers);
+        self.query_in_chunks(&self.moved, &mut buffers, out, |slot, found| {
+            let me = &self.slots[slot as usize];
+            self.dynamic_broad.for_each_overlap(&me.aabb, |b| {
+                let other = self.built_slots[b as usize];
+                if other != DEAD && me.filter.accepts(self.slots[other as usize].filter) {
+                    found.push(self.ordered(slot, other));
                 }
-                found
-            })
-            .collect();
-        for part in side {
-            out.extend(part);
-        }
+            });
+        });
         // Every dynamic object against the statics.
         if !self.static_slots.is_empty() {
-            let dynamic: Vec<u32> = self
-                .built_slots
-                .iter()
-                .copied()
-                .filter(|&s| s != DEAD)
-                .chain(self.moved.iter().copied())
-                .collect();
-            let with_statics: Vec<Vec<[Handle; 2]>> = dynamic
-                .par_chunks(QUERY_CHUNK)
-                .map(|slots| {
-                    let mut found = Vec::new();
-                    for &slot in slots {
-                        let me = &self.slots[slot as usize];
-                        self.static_broad.for_each_overlap(&me.aabb, |b| {
-                            let other = self.static_slots[b as usize];
-                            if me.filter.accepts(self.slots[other as usize].filter) {
-                                found.push(self.ordered(slot, other));
-                            }
-                        });
+            let mut dynamic = std::mem::take(&mut self.dynamic_slots);
+            dynamic.clear();
+            dynamic.extend(self.built_slots.iter().copied().filter(|&s| s != DEAD));
+            dynamic.extend_from_slice(&self.moved);
+            self.query_in_chunks(&dynamic, &mut buffers, out, |slot, found| {
+                let me = &self.slots[slot as usize];
+                self.static_broad.for_each_overlap(&me.aabb, |b| {
+                    let other = self.static_slots[b as usize];
+                    if me.filter.accepts(self.slots[other as usize].filter) {
+                        found.push(self.ordered(slot, other));
                     }
-                    found
-                })
-                .collect();
-            for part in with_statics {
-                out.extend(part);
-            }
+                });
+            });
+            self.dynamic_slots = dynamic;
         }
+        self.query_buffers = buffers;
         Ok(report)
+    }
+
+    /// Runs `query(slot, found)` for every slot of `slots` in parallel chunks of
+    /// [`QUERY_CHUNK`], each chunk into its own buffer of `buffers` (kept across calls), and
+    /// appends the buffers to `out` in chunk order.
+    fn query_in_chunks(
+        &self,
+        slots: &[u32],
+        buffers: &mut Vec<Vec<[Handle; 2]>>,
+        out: &mut Vec<[Handle; 2]>,
+        query: impl Fn(u32, &mut Vec<[Handle; 2]>) + Sync,
+    ) {
+        let chunks = slots.len().div_ceil(QUERY_CHUNK);
+        if buffers.len() < chunks {
+            buffers.resize_with(chunks, Vec::new);
+        }
+        slots
+            .par_chunks(QUERY_CHUNK)
+            .zip(buffers[..chunks].par_iter_mut())
+            .for_each(|(slots, found)| {
+                found.clear();
+                for &slot in slots {
+                    query(slot, found);
+                }
+            });
+        for found in &buffers[..chunks] {
+            out.extend_from_slice(found);
+        }
     }
 
     /// Updates and detects (see [`Scene::detect`]), then reports the pairs that overlap now
