@@ -316,6 +316,55 @@ static void diagonal_neighbours_f64(void) {
     hhg_search_free(search);
 }
 
+/* Handles are checked values: a freed, doubly freed or made-up handle is refused with
+ * HHG_STATUS_INVALID_HANDLE instead of being used. */
+static void handles(HhgSearch *freed) {
+    printf("== handles\n");
+    HhgStatus status = hhg_search_find_neighbors(freed);
+    check(status == HHG_STATUS_INVALID_HANDLE &&
+              strstr(hhg_last_error_message(), "was already freed") != NULL,
+          "use after free: %s (\"%s\")", hhg_error_message(status), hhg_last_error_message());
+    size_t count = 99;
+    status = hhg_search_set_count(freed, &count);
+    check(status == HHG_STATUS_INVALID_HANDLE && count == 99,
+          "reading a freed search writes nothing: %s", hhg_error_message(status));
+    status = hhg_search_free(freed);
+    check(status == HHG_STATUS_INVALID_HANDLE &&
+              strstr(hhg_last_error_message(), "was already freed") != NULL,
+          "double free: %s (\"%s\")", hhg_error_message(status), hhg_last_error_message());
+    check(hhg_search_free(NULL) == HHG_STATUS_OK, "freeing NULL does nothing");
+
+    HhgSearch *made_up = (HhgSearch *)(uintptr_t)0x1234;
+    status = hhg_search_find_neighbors(made_up);
+    check(status == HHG_STATUS_INVALID_HANDLE &&
+              strstr(hhg_last_error_message(), "is not an hhg handle") != NULL,
+          "a made-up handle: %s (\"%s\")", hhg_error_message(status), hhg_last_error_message());
+    double other = 1.0;
+    status = hhg_search_free((HhgSearch *)&other);
+    check(status == HHG_STATUS_INVALID_HANDLE && other == 1.0,
+          "freeing a pointer to another object: %s (\"%s\")", hhg_error_message(status),
+          hhg_last_error_message());
+
+    /* A new search may take the freed search's slot, but with a new generation. */
+    HhgSearch *renewed = NULL;
+    if (!succeeded(hhg_search_new_f64(1.0, &renewed), "hhg_search_new_f64")) {
+        return;
+    }
+    check(renewed != freed, "a new search gets a new handle");
+    status = hhg_search_find_neighbors(freed);
+    check(status == HHG_STATUS_INVALID_HANDLE, "the old handle stays freed: %s",
+          hhg_error_message(status));
+    float xyz[3] = {0.0f, 0.0f, 0.0f};
+    size_t set = 99;
+    status = hhg_search_add_set_f32(renewed, xyz, 1, true, &set);
+    check(status == HHG_STATUS_PRECISION_MISMATCH && set == 99,
+          "a float array for a double search: %s (\"%s\")", hhg_error_message(status),
+          hhg_last_error_message());
+    status = hhg_search_find_neighbors(renewed);
+    check(status == HHG_STATUS_OK, "the new handle works: %s", hhg_error_message(status));
+    succeeded(hhg_search_free(renewed), "hhg_search_free");
+}
+
 /* Bad input gives the documented code and a message naming the offending value. */
 static void errors(void) {
     printf("== errors\n");
@@ -357,7 +406,9 @@ static void errors(void) {
     status = hhg_search_find_neighbors(search);
     check(status == HHG_STATUS_OK && hhg_last_error_message()[0] == '\0',
           "a successful call clears the last error message");
-    hhg_search_free(search);
+    status = hhg_search_free(search);
+    check(status == HHG_STATUS_OK, "freeing a live search: %s", hhg_error_message(status));
+    handles(search);
 }
 
 int main(void) {

@@ -88,7 +88,8 @@ enum HhgStatus
    */
   HHG_STATUS_INVALID_CONFIG = 14,
   /**
-   * A handle that does not name a live object.
+   * A handle of hhg-core (a scene object) that does not name a live object. The C API's
+   * own handles report `HHG_STATUS_INVALID_HANDLE` instead.
    */
   HHG_STATUS_STALE_HANDLE = 15,
   /**
@@ -104,6 +105,11 @@ enum HhgStatus
    * A point lies too many box lengths outside a periodic box for an exact image count.
    */
   HHG_STATUS_IMAGE_COUNT_OUT_OF_RANGE = 18,
+  /**
+   * A non-NULL `HhgSearch *` that names no live search: it was already freed by
+   * `hhg_search_free`, or it never came from `hhg_search_new_*`.
+   */
+  HHG_STATUS_INVALID_HANDLE = 19,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -144,8 +150,12 @@ typedef int32_t HhgPrecision;
  *
  * Create it with `hhg_search_new_f32` or `hhg_search_new_f64` and free it with
  * `hhg_search_free`. Functions that take it as `const HhgSearch *` only read it and may run
- * concurrently with each other; a function that takes `HhgSearch *` must not run
- * concurrently with any other call on the same search.
+ * concurrently with each other; a function that takes `HhgSearch *` (including
+ * `hhg_search_free`) must not run concurrently with any other call on the same search.
+ *
+ * An `HhgSearch *` is a checked handle, not the address of an object: every function
+ * looks it up and returns `HHG_STATUS_INVALID_HANDLE` for a search that was already freed
+ * or a value that never came from `hhg_search_new_*`. Never dereference it.
  */
 typedef struct HhgSearch HhgSearch;
 
@@ -232,6 +242,11 @@ extern "C" {
  * normal square in `float`), and `HHG_STATUS_NULL_POINTER` for a NULL `out_search`. On
  * failure `*out_search` (if not NULL) is set to NULL.
  *
+ * The handle is a checked value, not an address (see `HhgSearch`). Creation fails with
+ * `HHG_STATUS_INTERNAL_ERROR` when no handle is left: with 2^24 searches live at once on a
+ * 64-bit target (2^10 on a 32-bit one), or after about 2^48 creations in the life of the
+ * process (2^24 on a 32-bit target).
+ *
  * # Safety
  *
  * `out_search` must be NULL or point to a writable `HhgSearch *`.
@@ -249,22 +264,29 @@ HhgStatus hhg_search_new_f32(float radius, struct HhgSearch **out_search);
 HhgStatus hhg_search_new_f64(double radius, struct HhgSearch **out_search);
 
 /**
- * Frees a search and every array it lent out. NULL is ignored. Leaves the thread's last
- * error message as it was.
+ * Frees a search and every array it lent out. NULL is ignored.
+ *
+ * Returns `HHG_STATUS_OK` for a live search or NULL, and `HHG_STATUS_INVALID_HANDLE` for a
+ * search that was already freed (a double free) or a value that never came from
+ * `hhg_search_new_*`, which it leaves alone. A success leaves the thread's last error
+ * message as it was, so cleanup code may free a search between a failed call and reading
+ * that call's message.
  *
  * # Safety
  *
- * `search` must be NULL or a handle from `hhg_search_new_*` that was not freed yet and that
- * no other thread uses; it must not be used after this call.
+ * Any value of `search` is checked; when it names a live search, no other call may use
+ * that search during this call (a free racing another call on the same search is
+ * undefined behaviour). Arrays the search lent out must not be read after this call.
  */
-void hhg_search_free(struct HhgSearch *search);
+HhgStatus hhg_search_free(struct HhgSearch *search);
 
 /**
  * Stores the precision of the search in `*out_precision`.
  *
  * # Safety
  *
- * `search` must be NULL or a live handle, and `out_precision` NULL or writable.
+ * Any `search` is checked, but no other call may change or free it during this one;
+ * `out_precision` must be NULL or writable.
  */
 HhgStatus hhg_search_precision(const struct HhgSearch *search, HhgPrecision *out_precision);
 
@@ -273,7 +295,8 @@ HhgStatus hhg_search_precision(const struct HhgSearch *search, HhgPrecision *out
  *
  * # Safety
  *
- * `search` must be NULL or a live handle, and `out_count` NULL or writable.
+ * Any `search` is checked, but no other call may change or free it during this one;
+ * `out_count` must be NULL or writable.
  */
 HhgStatus hhg_search_set_count(const struct HhgSearch *search, size_t *out_count);
 
@@ -282,7 +305,8 @@ HhgStatus hhg_search_set_count(const struct HhgSearch *search, size_t *out_count
  *
  * # Safety
  *
- * `search` must be NULL or a live handle, and `out_len` NULL or writable.
+ * Any `search` is checked, but no other call may change or free it during this one;
+ * `out_len` must be NULL or writable.
  */
 HhgStatus hhg_search_set_len(const struct HhgSearch *search, size_t set, size_t *out_len);
 
@@ -304,8 +328,9 @@ HhgStatus hhg_search_set_len(const struct HhgSearch *search, size_t set, size_t 
  *
  * # Safety
  *
- * `search` must be NULL or a live handle; unless `n` is 0, `xyz` must be NULL or point to
- * `3 * n` readable floats; `out_set` must be NULL or point to a writable `size_t`.
+ * Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+ * `xyz` must be NULL or point to `3 * n` readable floats; `out_set` must be NULL or point
+ * to a writable `size_t`.
  */
 HhgStatus hhg_search_add_set_f32(struct HhgSearch *search,
                                  const float *xyz,
@@ -319,8 +344,9 @@ HhgStatus hhg_search_add_set_f32(struct HhgSearch *search,
  *
  * # Safety
  *
- * `search` must be NULL or a live handle; unless `n` is 0, `xyz` must be NULL or point to
- * `3 * n` readable doubles; `out_set` must be NULL or point to a writable `size_t`.
+ * Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+ * `xyz` must be NULL or point to `3 * n` readable doubles; `out_set` must be NULL or point
+ * to a writable `size_t`.
  */
 HhgStatus hhg_search_add_set_f64(struct HhgSearch *search,
                                  const double *xyz,
@@ -334,9 +360,9 @@ HhgStatus hhg_search_add_set_f64(struct HhgSearch *search,
  *
  * # Safety
  *
- * `search` must be NULL or a live handle; unless `n` is 0, each of `x`, `y` and `z` must be
- * NULL or point to `n` readable floats; `out_set` must be NULL or point to a writable
- * `size_t`.
+ * Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+ * each of `x`, `y` and `z` must be NULL or point to `n` readable floats; `out_set` must be
+ * NULL or point to a writable `size_t`.
  */
 HhgStatus hhg_search_add_set_soa_f32(struct HhgSearch *search,
                                      const float *x,
@@ -352,9 +378,9 @@ HhgStatus hhg_search_add_set_soa_f32(struct HhgSearch *search,
  *
  * # Safety
  *
- * `search` must be NULL or a live handle; unless `n` is 0, each of `x`, `y` and `z` must be
- * NULL or point to `n` readable doubles; `out_set` must be NULL or point to a writable
- * `size_t`.
+ * Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+ * each of `x`, `y` and `z` must be NULL or point to `n` readable doubles; `out_set` must
+ * be NULL or point to a writable `size_t`.
  */
 HhgStatus hhg_search_add_set_soa_f64(struct HhgSearch *search,
                                      const double *x,
@@ -374,8 +400,8 @@ HhgStatus hhg_search_add_set_soa_f64(struct HhgSearch *search,
  *
  * # Safety
  *
- * `search` must be NULL or a live handle; unless `n` is 0, `xyz` must be NULL or point to
- * `3 * n` readable floats.
+ * Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+ * `xyz` must be NULL or point to `3 * n` readable floats.
  */
 HhgStatus hhg_search_update_set_f32(struct HhgSearch *search,
                                     size_t set,
@@ -388,8 +414,8 @@ HhgStatus hhg_search_update_set_f32(struct HhgSearch *search,
  *
  * # Safety
  *
- * `search` must be NULL or a live handle; unless `n` is 0, `xyz` must be NULL or point to
- * `3 * n` readable doubles.
+ * Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+ * `xyz` must be NULL or point to `3 * n` readable doubles.
  */
 HhgStatus hhg_search_update_set_f64(struct HhgSearch *search,
                                     size_t set,
@@ -402,8 +428,8 @@ HhgStatus hhg_search_update_set_f64(struct HhgSearch *search,
  *
  * # Safety
  *
- * `search` must be NULL or a live handle; unless `n` is 0, each of `x`, `y` and `z` must be
- * NULL or point to `n` readable floats.
+ * Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+ * each of `x`, `y` and `z` must be NULL or point to `n` readable floats.
  */
 HhgStatus hhg_search_update_set_soa_f32(struct HhgSearch *search,
                                         size_t set,
@@ -418,8 +444,8 @@ HhgStatus hhg_search_update_set_soa_f32(struct HhgSearch *search,
  *
  * # Safety
  *
- * `search` must be NULL or a live handle; unless `n` is 0, each of `x`, `y` and `z` must be
- * NULL or point to `n` readable doubles.
+ * Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+ * each of `x`, `y` and `z` must be NULL or point to `n` readable doubles.
  */
 HhgStatus hhg_search_update_set_soa_f64(struct HhgSearch *search,
                                         size_t set,
@@ -437,7 +463,7 @@ HhgStatus hhg_search_update_set_soa_f64(struct HhgSearch *search,
  *
  * # Safety
  *
- * `search` must be NULL or a live handle.
+ * Any `search` is checked, but no other call may use it during this one.
  */
 HhgStatus hhg_search_set_active(struct HhgSearch *search,
                                 size_t searching,
@@ -452,7 +478,7 @@ HhgStatus hhg_search_set_active(struct HhgSearch *search,
  *
  * # Safety
  *
- * `search` must be NULL or a live handle.
+ * Any `search` is checked, but no other call may use it during this one.
  */
 HhgStatus hhg_search_set_pairs(struct HhgSearch *search, size_t set, bool enabled);
 
@@ -463,7 +489,7 @@ HhgStatus hhg_search_set_pairs(struct HhgSearch *search, size_t set, bool enable
  *
  * # Safety
  *
- * `search` must be NULL or a live handle.
+ * Any `search` is checked, but no other call may use it during this one.
  */
 HhgStatus hhg_search_set_with_distances(struct HhgSearch *search, bool with_distances);
 
@@ -474,7 +500,7 @@ HhgStatus hhg_search_set_with_distances(struct HhgSearch *search, bool with_dist
  *
  * # Safety
  *
- * `search` must be NULL or a live handle.
+ * Any `search` is checked, but no other call may use it during this one.
  */
 HhgStatus hhg_search_find_neighbors(struct HhgSearch *search);
 
@@ -488,7 +514,8 @@ HhgStatus hhg_search_find_neighbors(struct HhgSearch *search);
  *
  * # Safety
  *
- * `search` must be NULL or a live handle, and `out_lists` NULL or writable.
+ * Any `search` is checked, but no other call may change or free it during this one;
+ * `out_lists` must be NULL or writable.
  */
 HhgStatus hhg_search_neighbors(const struct HhgSearch *search,
                                size_t searching,
@@ -506,7 +533,8 @@ HhgStatus hhg_search_neighbors(const struct HhgSearch *search,
  *
  * # Safety
  *
- * `search` must be NULL or a live handle, and `out_pairs` NULL or writable.
+ * Any `search` is checked, but no other call may change or free it during this one;
+ * `out_pairs` must be NULL or writable.
  */
 HhgStatus hhg_search_pairs(const struct HhgSearch *search,
                            size_t set,
@@ -523,7 +551,8 @@ HhgStatus hhg_search_pairs(const struct HhgSearch *search,
  *
  * # Safety
  *
- * `search` must be NULL or a live handle, and `out_order` and `out_len` NULL or writable.
+ * Any `search` is checked, but no other call may change or free it during this one;
+ * `out_order` and `out_len` must be NULL or writable.
  */
 HhgStatus hhg_search_order(const struct HhgSearch *search,
                            size_t set,
@@ -548,8 +577,8 @@ HhgStatus hhg_search_order(const struct HhgSearch *search,
  *
  * # Safety
  *
- * `search` must be NULL or a live handle that nothing else uses during the call, and
- * `out_order` and `out_len` NULL or writable.
+ * Any `search` is checked, but no other call may use it during this one; `out_order` and
+ * `out_len` must be NULL or writable.
  */
 HhgStatus hhg_search_adopt_cell_order(struct HhgSearch *search,
                                       size_t set,

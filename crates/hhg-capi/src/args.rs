@@ -1,5 +1,6 @@
-//! The only places where the caller's raw pointers become Rust references: each checks for
-//! NULL and alignment first and names the offending argument in its failure.
+//! The only places where the caller's raw pointers to arrays and outputs become Rust
+//! references: each checks for NULL and alignment first and names the offending argument in
+//! its failure. Handles are not pointers; the registry checks them.
 
 use std::mem::MaybeUninit;
 
@@ -70,36 +71,4 @@ pub(crate) unsafe fn output<'a, T>(
     // it is writable as one `T` and not otherwise accessed; `MaybeUninit` needs no
     // initialized value.
     Ok(unsafe { &mut *ptr.cast::<MaybeUninit<T>>() })
-}
-
-/// Borrows the object behind a handle immutably, refusing NULL.
-///
-/// # Safety
-///
-/// `ptr` must be NULL or point to a live `T` (for a handle: returned by its constructor and
-/// not freed) that nothing mutates while the returned reference lives.
-pub(crate) unsafe fn handle<'a, T>(ptr: *const T, name: &str) -> Result<&'a T, Failure> {
-    if ptr.is_null() {
-        return Err(Failure::null(name));
-    }
-    check_aligned(ptr, name)?;
-    // SAFETY: `ptr` is non-NULL and aligned (checked above) and, by the caller's contract,
-    // points to a live `T` that nothing mutates while the reference lives.
-    Ok(unsafe { &*ptr })
-}
-
-/// Borrows the object behind a handle mutably, refusing NULL.
-///
-/// # Safety
-///
-/// `ptr` must be NULL or point to a live `T` (for a handle: returned by its constructor and
-/// not freed) that nothing else accesses while the returned reference lives.
-pub(crate) unsafe fn handle_mut<'a, T>(ptr: *mut T, name: &str) -> Result<&'a mut T, Failure> {
-    if ptr.is_null() {
-        return Err(Failure::null(name));
-    }
-    check_aligned(ptr, name)?;
-    // SAFETY: `ptr` is non-NULL and aligned (checked above) and, by the caller's contract,
-    // points to a live `T` that nothing else accesses while the reference lives.
-    Ok(unsafe { &mut *ptr })
 }

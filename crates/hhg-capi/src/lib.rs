@@ -38,17 +38,48 @@
 //!
 //! - Every function that can fail returns an [`HhgStatus`]; [`hhg_last_error_message`]
 //!   then names the offending value (the `Display` text of [`hhg_core::Error`]) and
-//!   [`hhg_error_message`] describes the code. NULL pointers, misaligned arrays, a function
-//!   of the wrong precision and results that were not computed are refused with a code, and
-//!   no panic crosses the boundary ([`HhgStatus::InternalError`] instead).
+//!   [`hhg_error_message`] describes the code. NULL pointers, misaligned arrays, freed or
+//!   made-up handles (see [Handles](#handles)), a function of the wrong precision and
+//!   results that were not computed are refused with a code, and no panic crosses the
+//!   boundary ([`HhgStatus::InternalError`] instead).
 //! - Views ([`HhgNeighborLists`], [`HhgPairList`], the order from [`hhg_search_order`] and
 //!   [`hhg_search_adopt_cell_order`])
 //!   point into the search's buffers without copying and stay valid until the next call
 //!   that takes the search as a non-const `HhgSearch *`. CSR offsets are `size_t`, indices
 //!   `uint32_t`.
 //! - Positions are copied into the search; the caller's arrays may change after each call.
+//!
+//! # Handles
+//!
+//! An `HhgSearch *` is a checked handle, not the address of an object, so that the common
+//! misuses return a status instead of being undefined behaviour. On a 64-bit target the
+//! value is `magic << 48 | generation << 24 | slot`: a 16-bit tag (`0x4847`, "HG") that no
+//! pointer to another object carries (it is outside the canonical addresses of x86-64 and
+//! AArch64, so a handle dereferenced by mistake faults), a slot of a process-wide registry
+//! of searches (2^24 live at once), and the generation of that slot (2^24 per slot). A
+//! 32-bit target uses an 8-bit tag, 2^10 slots and 2^14 generations, a weaker check; other
+//! pointer widths do not compile.
+//!
+//! - Every entry point decodes the handle and looks it up in the registry under its lock,
+//!   which it releases before the work starts: a long search holds up no call on another
+//!   search. NULL is refused with `HHG_STATUS_NULL_POINTER`, as before.
+//! - A value without the tag, or naming a slot or generation never issued, is "not an hhg
+//!   handle", and one whose search was freed "was already freed": both return
+//!   [`HhgStatus::InvalidHandle`], and the message names the value. [`hhg_search_free`]
+//!   returns it too, for a double free or a made-up value, and frees nothing then.
+//! - Freeing a search moves its slot to the next generation before the slot is reused, so a
+//!   new search never makes an old handle valid again; a slot whose generation would wrap is
+//!   retired, never reused (the rule of hhg-core's `Scene` handles).
+//! - A function of the wrong precision returns [`HhgStatus::PrecisionMismatch`].
+//!
+//! What the registry cannot catch stays the caller's error, as before: a call that changes
+//! a search (`HhgSearch *`, including [`hhg_search_free`]) must not run concurrently with
+//! any other call on the same search, so a free racing a search on another thread is
+//! undefined behaviour; and the arrays of a view must not be read after the call that
+//! invalidates them, because views are plain pointers into the search's buffers.
 
 mod args;
+mod registry;
 mod search;
 mod status;
 

@@ -1,6 +1,7 @@
-//! The search handle: the opaque `HhgSearch` in either precision, the borrows of a handle
-//! that refuse a poisoned search, and the shared bodies of the entry points that change or
-//! read one. The entry points themselves live in the submodules, in the order of the header.
+//! The search handle: the opaque `HhgSearch`, the registry of the searches it names (in
+//! either precision), the borrows of a handle that refuse a freed, made-up or poisoned
+//! search, and the shared bodies of the entry points that change or read one. The entry
+//! points themselves live in the submodules, in the order of the header.
 
 // cbindgen writes the functions into `include/hhg.h` in the order it reads the modules, so
 // the modules of the entry points keep the order of the header. Each declaration stands
@@ -34,11 +35,13 @@ pub use steps::{
 };
 
 use std::ops::{Deref, DerefMut};
-use std::ptr;
+use std::ptr::{self, NonNull};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use hhg_core::Real;
 
-use crate::args::{handle, handle_mut, output};
+use crate::args::output;
+use crate::registry::Registry;
 use crate::status::{Failure, HhgStatus, guard};
 use state::State;
 
@@ -47,13 +50,63 @@ use state::State;
 ///
 /// Create it with `hhg_search_new_f32` or `hhg_search_new_f64` and free it with
 /// `hhg_search_free`. Functions that take it as `const HhgSearch *` only read it and may run
-/// concurrently with each other; a function that takes `HhgSearch *` must not run
-/// concurrently with any other call on the same search.
+/// concurrently with each other; a function that takes `HhgSearch *` (including
+/// `hhg_search_free`) must not run concurrently with any other call on the same search.
+///
+/// An `HhgSearch *` is a checked handle, not the address of an object: every function
+/// looks it up and returns `HHG_STATUS_INVALID_HANDLE` for a search that was already freed
+/// or a value that never came from `hhg_search_new_*`. Never dereference it.
 pub struct HhgSearch {
+    /// No C code sees inside, and no Rust code makes one: the handle is only a value.
+    _opaque: [u8; 0],
+}
+
+/// What a search handle names: the search in its precision.
+struct Search {
     inner: Inner,
     /// Set when a panic unwound through a call that was changing the search: its state may be
     /// inconsistent, so every later call refuses it.
     poisoned: bool,
+}
+
+// Searches live in the process-wide registry, and calls that read one may run on several
+// threads at once.
+const _: () = {
+    const fn shareable<T: Send + Sync>() {}
+    shareable::<Search>();
+};
+
+/// Every live search, named by the handles given to C.
+static SEARCHES: Mutex<Registry<Search>> = Mutex::new(Registry::new());
+
+/// The name of a search handle in messages: the argument of every entry point.
+const SEARCH: &str = "search";
+
+/// Locks the registry of searches. No registry operation panics between two changes of
+/// its table, so a lock poisoned by a panic elsewhere still guards a consistent table.
+fn searches() -> MutexGuard<'static, Registry<Search>> {
+    SEARCHES.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Registers a new search and returns its handle.
+fn register(search: Search) -> Result<*mut HhgSearch, Failure> {
+    let search = Box::new(search);
+    let handle = searches().insert(search)?;
+    Ok(ptr::without_provenance_mut(handle))
+}
+
+/// The search a handle names, checked in the registry; the lock is released on return, so
+/// that a long call on one search does not hold up calls on others.
+fn look_up(search: *const HhgSearch) -> Result<NonNull<Search>, Failure> {
+    if search.is_null() {
+        return Err(Failure::null(SEARCH));
+    }
+    searches().get(search.addr(), SEARCH)
+}
+
+/// Takes the search a handle names out of the registry, to be dropped by the caller.
+fn unregister(search: *mut HhgSearch) -> Result<Box<Search>, Failure> {
+    searches().remove(search.addr(), SEARCH)
 }
 
 /// The precision of a search.
@@ -138,7 +191,7 @@ impl Precision for f64 {
     }
 }
 
-impl HhgSearch {
+impl Search {
     /// The precision the search was created with.
     fn precision(&self) -> HhgPrecision {
         match self.inner {
@@ -179,18 +232,18 @@ impl HhgSearch {
 }
 
 /// Mutable access to a search that marks it unusable when a panic unwinds through the call.
-struct Access<'a>(&'a mut HhgSearch);
+struct Access<'a>(&'a mut Search);
 
 impl Deref for Access<'_> {
-    type Target = HhgSearch;
+    type Target = Search;
 
-    fn deref(&self) -> &HhgSearch {
+    fn deref(&self) -> &Search {
         self.0
     }
 }
 
 impl DerefMut for Access<'_> {
-    fn deref_mut(&mut self) -> &mut HhgSearch {
+    fn deref_mut(&mut self) -> &mut Search {
         self.0
     }
 }
@@ -207,11 +260,16 @@ impl Drop for Access<'_> {
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle from `hhg_search_new_*` that nothing else accesses
-/// during the call.
+/// Any value of `search` is checked; when it names a live search, nothing else may access
+/// or free that search during the call.
 unsafe fn search_mut<'a>(search: *mut HhgSearch) -> Result<Access<'a>, Failure> {
-    // SAFETY: the caller's contract is `handle_mut`'s.
-    let search = unsafe { handle_mut(search, "search") }?;
+    let entry = look_up(search)?;
+    debug_assert!(entry.as_ptr().is_aligned());
+    // SAFETY: `entry` points to the live, boxed search the registry has just found for the
+    // handle; it stays valid until the handle is freed, which the caller guarantees does not
+    // happen during the call, and nothing else accesses it meanwhile (also the caller's
+    // guarantee), so the exclusive reference is unique while it lives.
+    let search = unsafe { &mut *entry.as_ptr() };
     search.check_usable()?;
     Ok(Access(search))
 }
@@ -220,11 +278,15 @@ unsafe fn search_mut<'a>(search: *mut HhgSearch) -> Result<Access<'a>, Failure> 
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle from `hhg_search_new_*` that nothing changes
-/// during the call.
-unsafe fn search_ref<'a>(search: *const HhgSearch) -> Result<&'a HhgSearch, Failure> {
-    // SAFETY: the caller's contract is `handle`'s.
-    let search = unsafe { handle(search, "search") }?;
+/// Any value of `search` is checked; when it names a live search, nothing may change or
+/// free that search during the call.
+unsafe fn search_ref<'a>(search: *const HhgSearch) -> Result<&'a Search, Failure> {
+    let entry = look_up(search)?;
+    debug_assert!(entry.as_ptr().is_aligned());
+    // SAFETY: `entry` points to the live, boxed search the registry has just found for the
+    // handle; it stays valid until the handle is freed, and the caller guarantees that
+    // nothing changes or frees it during the call.
+    let search = unsafe { &*entry.as_ptr() };
     search.check_usable()?;
     Ok(search)
 }
@@ -233,13 +295,13 @@ unsafe fn search_ref<'a>(search: *const HhgSearch) -> Result<&'a HhgSearch, Fail
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle that nothing else accesses during the call.
+/// When `search` names a live search, nothing else may access or free it during the call.
 unsafe fn change(
     search: *mut HhgSearch,
     body: impl FnOnce(&mut Inner) -> Result<(), Failure>,
 ) -> HhgStatus {
     guard(|| {
-        // SAFETY: the caller guarantees that `search` is NULL or a live, unshared handle.
+        // SAFETY: the caller guarantees that a live `search` is not shared during the call.
         let mut search = unsafe { search_mut(search) }?;
         body(&mut search.inner)
     })
@@ -249,17 +311,16 @@ unsafe fn change(
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle that nothing changes during the call, and `out`
-/// must be NULL or point to a writable `V`.
+/// When `search` names a live search, nothing may change or free it during the call, and
+/// `out` must be NULL or point to a writable `V`.
 unsafe fn read<V>(
     search: *const HhgSearch,
     out: *mut V,
     out_name: &str,
-    body: impl FnOnce(&HhgSearch) -> Result<V, Failure>,
+    body: impl FnOnce(&Search) -> Result<V, Failure>,
 ) -> HhgStatus {
     guard(|| {
-        // SAFETY: the caller guarantees that `search` is NULL or a live handle that nothing
-        // changes during the call.
+        // SAFETY: the caller guarantees that nothing changes a live `search` during the call.
         let search = unsafe { search_ref(search) }?;
         // SAFETY: the caller guarantees that `out` is NULL or writable.
         let out = unsafe { output(out, out_name) }?;

@@ -49,7 +49,8 @@ pub enum HhgStatus {
     InvalidParticleRadius = 13,
     /// A configuration value outside its valid range.
     InvalidConfig = 14,
-    /// A handle that does not name a live object.
+    /// A handle of hhg-core (a scene object) that does not name a live object. The C API's
+    /// own handles report `HHG_STATUS_INVALID_HANDLE` instead.
     StaleHandle = 15,
     /// An internal error (a Rust panic) was caught. A search on which it happened is left
     /// unusable: every later call on it returns this code, and it can only be freed.
@@ -58,10 +59,13 @@ pub enum HhgStatus {
     PairIndexOutOfRange = 17,
     /// A point lies too many box lengths outside a periodic box for an exact image count.
     ImageCountOutOfRange = 18,
+    /// A non-NULL `HhgSearch *` that names no live search: it was already freed by
+    /// `hhg_search_free`, or it never came from `hhg_search_new_*`.
+    InvalidHandle = 19,
 }
 
 /// The fixed description of every status code, in code order.
-const DESCRIPTIONS: [(HhgStatus, &CStr); 19] = [
+const DESCRIPTIONS: [(HhgStatus, &CStr); 20] = [
     (HhgStatus::Ok, c"success"),
     (
         HhgStatus::NullPointer,
@@ -132,6 +136,10 @@ const DESCRIPTIONS: [(HhgStatus, &CStr); 19] = [
     (
         HhgStatus::ImageCountOutOfRange,
         c"a point lies too far outside the periodic box for an exact image count",
+    ),
+    (
+        HhgStatus::InvalidHandle,
+        c"the handle names no live search: it was freed, or never came from hhg_search_new_*",
     ),
 ];
 
@@ -217,6 +225,18 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> &str {
 /// of a failure as the thread's last error (and clears it on success), and turns a panic
 /// into [`HhgStatus::InternalError`] instead of letting it unwind into C.
 pub(crate) fn guard(body: impl FnOnce() -> Result<(), Failure>) -> HhgStatus {
+    run(body, true)
+}
+
+/// Like [`guard`], except that a success leaves the thread's last error message as it was:
+/// for `hhg_search_free`, which cleanup code calls between a failure and reading its message.
+pub(crate) fn guard_keeping_message(body: impl FnOnce() -> Result<(), Failure>) -> HhgStatus {
+    run(body, false)
+}
+
+/// The body of [`guard`] and [`guard_keeping_message`]; `clear` tells whether a success
+/// clears the last error message.
+fn run(body: impl FnOnce() -> Result<(), Failure>, clear: bool) -> HhgStatus {
     let outcome = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| {
         Err(Failure::new(
             HhgStatus::InternalError,
@@ -225,7 +245,9 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<(), Failure>) -> HhgStatus {
     });
     match outcome {
         Ok(()) => {
-            record(None);
+            if clear {
+                record(None);
+            }
             HhgStatus::Ok
         }
         Err(failure) => {

@@ -357,8 +357,11 @@ impl<T: CReal> Search<T> {
 
 impl<T: CReal> Drop for Search<T> {
     fn drop(&mut self) {
-        // SAFETY: the handle came from hhg_search_new_* and is freed only here.
-        unsafe { hhg_search_free(self.raw) }
+        // SAFETY: the handle came from hhg_search_new_* and no other call uses it.
+        let status = unsafe { hhg_search_free(self.raw) };
+        if !std::thread::panicking() {
+            assert_eq!(status, HhgStatus::Ok, "a live search is freed once");
+        }
     }
 }
 
@@ -879,6 +882,198 @@ fn null_pointers_are_refused() {
     assert_eq!(search.neighbors(s, s).unwrap().indices, [1, 0]);
 }
 
+/// A new f64 search's handle, outside the freeing wrapper `Search`.
+fn new_raw() -> *mut HhgSearch {
+    let mut raw = ptr::null_mut();
+    // SAFETY: `raw` is a writable handle location.
+    assert_eq!(unsafe { hhg_search_new_f64(1.0, &mut raw) }, HhgStatus::Ok);
+    assert!(!raw.is_null());
+    raw
+}
+
+/// Asserts that `status` refuses the handle `raw` with a message that says `what`.
+fn invalid_handle(status: HhgStatus, raw: *const HhgSearch, what: &str) {
+    assert_eq!(status, HhgStatus::InvalidHandle, "{what}");
+    let message = last_error();
+    assert!(
+        message.starts_with(&format!("argument `search` ({:#x}) ", raw.addr()))
+            && message.contains(what),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_freed_search_is_refused_not_used() {
+    let raw = new_raw();
+    // SAFETY: `raw` is live and only this thread uses it.
+    assert_eq!(unsafe { hhg_search_free(raw) }, HhgStatus::Ok);
+    let (mut set, mut count) = (usize::MAX, usize::MAX);
+    let mut precision = HhgPrecision::F32;
+    let mut lists = HhgNeighborLists::default();
+    let mut order = ptr::null();
+    let point = [0.0f64; 3];
+    // SAFETY: `raw` is freed, which every function checks before using any other argument;
+    // the other pointers are valid anyway.
+    unsafe {
+        invalid_handle(
+            hhg_search_add_set_f64(raw, point.as_ptr(), 1, true, &mut set),
+            raw,
+            "was already freed",
+        );
+        invalid_handle(
+            hhg_search_update_set_soa_f64(raw, 0, &0.0, &0.0, &0.0, 1),
+            raw,
+            "was already freed",
+        );
+        invalid_handle(hhg_search_find_neighbors(raw), raw, "was already freed");
+        invalid_handle(
+            hhg_search_set_count(raw, &mut count),
+            raw,
+            "was already freed",
+        );
+        invalid_handle(
+            hhg_search_precision(raw, &mut precision),
+            raw,
+            "was already freed",
+        );
+        invalid_handle(
+            hhg_search_neighbors(raw, 0, 0, &mut lists),
+            raw,
+            "was already freed",
+        );
+        invalid_handle(
+            hhg_search_adopt_cell_order(raw, 0, &mut order, &mut count),
+            raw,
+            "was already freed",
+        );
+    }
+    assert_eq!(
+        (set, count),
+        (usize::MAX, usize::MAX),
+        "no output was written"
+    );
+    assert_eq!(precision, HhgPrecision::F32);
+}
+
+#[test]
+fn a_double_free_is_refused() {
+    let raw = new_raw();
+    // SAFETY: `raw` is live and only this thread uses it; the second free is checked.
+    let statuses = unsafe { [hhg_search_free(raw), hhg_search_free(raw)] };
+    assert_eq!(statuses[0], HhgStatus::Ok);
+    invalid_handle(statuses[1], raw, "was already freed");
+    // SAFETY: freeing NULL is a no-op.
+    assert_eq!(unsafe { hhg_search_free(ptr::null_mut()) }, HhgStatus::Ok);
+}
+
+#[test]
+fn made_up_handles_are_refused() {
+    let mut local = 7u64;
+    let mut made_up = vec![
+        ptr::without_provenance_mut::<HhgSearch>(0x1234),
+        ptr::from_mut(&mut local).cast::<HhgSearch>(),
+        Box::into_raw(Box::new(0u64)).cast::<HhgSearch>(),
+    ];
+    // The tag and a slot no search has had yet (the 64-bit layout of the crate docs).
+    #[cfg(target_pointer_width = "64")]
+    let never_issued = ptr::without_provenance_mut::<HhgSearch>(0x4847 << 48 | 0xff_ffff);
+    #[cfg(target_pointer_width = "64")]
+    made_up.push(never_issued);
+    let mut count = usize::MAX;
+    for &raw in &made_up {
+        // SAFETY: the value is checked before anything is read through it, and `count` is
+        // writable.
+        unsafe {
+            invalid_handle(hhg_search_find_neighbors(raw), raw, "is not an hhg handle");
+            invalid_handle(
+                hhg_search_set_count(raw, &mut count),
+                raw,
+                "is not an hhg handle",
+            );
+            invalid_handle(hhg_search_free(raw), raw, "is not an hhg handle");
+        }
+    }
+    #[cfg(target_pointer_width = "64")]
+    assert!(last_error().ends_with("generation 0 was never issued)"));
+    assert_eq!(count, usize::MAX);
+    assert_eq!(local, 7, "a refused free touched nothing");
+    // SAFETY: the box was made above and was not freed by the refused call.
+    drop(unsafe { Box::from_raw(made_up[2].cast::<u64>()) });
+}
+
+#[test]
+fn a_reused_slot_does_not_revive_an_old_handle() {
+    /// The slot bits of a handle (the 64-bit layout of the crate docs).
+    fn slot(raw: *const HhgSearch) -> usize {
+        raw.addr() & 0xff_ffff
+    }
+    let mut reused = 0;
+    for _ in 0..100 {
+        let old = new_raw();
+        // SAFETY: `old` is live and only this thread uses it.
+        assert_eq!(unsafe { hhg_search_free(old) }, HhgStatus::Ok);
+        let new = new_raw();
+        assert_ne!(new, old, "a new search never gets a freed handle");
+        if usize::BITS == 64 && slot(new) == slot(old) {
+            reused += 1;
+        }
+        // SAFETY: `old` is freed, which is checked; `new` is live and only this thread uses
+        // it.
+        unsafe {
+            invalid_handle(hhg_search_find_neighbors(old), old, "was already freed");
+            invalid_handle(hhg_search_free(old), old, "was already freed");
+            assert_eq!(hhg_search_find_neighbors(new), HhgStatus::Ok);
+            assert_eq!(hhg_search_free(new), HhgStatus::Ok);
+        }
+    }
+    // Other tests create searches on other threads meanwhile, but most iterations reuse the
+    // slot just freed.
+    assert!(usize::BITS != 64 || reused > 0, "no slot was reused");
+}
+
+#[test]
+fn a_successful_free_keeps_the_last_error() {
+    let raw = new_raw();
+    // SAFETY: `raw` is live and only this thread uses it; the other handle is NULL.
+    unsafe {
+        assert_eq!(
+            hhg_search_find_neighbors(ptr::null_mut()),
+            HhgStatus::NullPointer
+        );
+        assert_eq!(hhg_search_free(raw), HhgStatus::Ok);
+    }
+    assert_eq!(last_error(), "argument `search` is NULL");
+}
+
+#[test]
+fn threads_create_and_free_searches_concurrently() {
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            std::thread::spawn(|| {
+                for _ in 0..200 {
+                    let raw = new_raw();
+                    let mut count = usize::MAX;
+                    // SAFETY: `raw` is live and only this thread uses it until it is freed;
+                    // the calls after the free are checked.
+                    unsafe {
+                        assert_eq!(hhg_search_set_count(raw, &mut count), HhgStatus::Ok);
+                        assert_eq!(hhg_search_free(raw), HhgStatus::Ok);
+                        assert_eq!(hhg_search_free(raw), HhgStatus::InvalidHandle);
+                        assert_eq!(
+                            hhg_search_set_count(raw, &mut count),
+                            HhgStatus::InvalidHandle
+                        );
+                    }
+                    assert_eq!(count, 0);
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+}
+
 #[test]
 fn misaligned_arrays_are_refused() {
     let search = Search::<f64>::new(1.0).unwrap();
@@ -922,6 +1117,10 @@ fn status_messages_describe_every_code() {
     assert_eq!(
         describe(HhgStatus::NonFiniteCoordinate as i32),
         "a coordinate is NaN or infinite"
+    );
+    assert_eq!(
+        describe(HhgStatus::InvalidHandle as i32),
+        "the handle names no live search: it was freed, or never came from hhg_search_new_*"
     );
     assert_eq!(describe(1000), "unknown status code");
     // SAFETY: hhg_version returns a static NUL-terminated string.

@@ -3,9 +3,11 @@
 
 use std::ptr;
 
-use super::{HhgPrecision, HhgSearch, Precision, State, dispatch, read};
+use super::{
+    HhgPrecision, HhgSearch, Precision, Search, State, dispatch, read, register, unregister,
+};
 use crate::args::output;
-use crate::status::{HhgStatus, guard};
+use crate::status::{HhgStatus, guard, guard_keeping_message};
 
 /// The body of `hhg_search_new_f32` and `hhg_search_new_f64`.
 ///
@@ -17,11 +19,11 @@ unsafe fn new_search<T: Precision>(radius: T, out_search: *mut *mut HhgSearch) -
         // SAFETY: the caller guarantees that `out_search` is NULL or writable.
         let out = unsafe { output(out_search, "out_search") }?;
         out.write(ptr::null_mut());
-        let search = HhgSearch {
+        let search = Search {
             inner: T::wrap(State::new(radius)?),
             poisoned: false,
         };
-        out.write(Box::into_raw(Box::new(search)));
+        out.write(register(search)?);
         Ok(())
     })
 }
@@ -32,6 +34,11 @@ unsafe fn new_search<T: Precision>(radius: T, out_search: *mut *mut HhgSearch) -
 /// Returns `HHG_STATUS_INVALID_RADIUS` for a radius that is not finite and positive (with a
 /// normal square in `float`), and `HHG_STATUS_NULL_POINTER` for a NULL `out_search`. On
 /// failure `*out_search` (if not NULL) is set to NULL.
+///
+/// The handle is a checked value, not an address (see `HhgSearch`). Creation fails with
+/// `HHG_STATUS_INTERNAL_ERROR` when no handle is left: with 2^24 searches live at once on a
+/// 64-bit target (2^10 on a 32-bit one), or after about 2^48 creations in the life of the
+/// process (2^24 on a 32-bit target).
 ///
 /// # Safety
 ///
@@ -60,30 +67,37 @@ pub unsafe extern "C" fn hhg_search_new_f64(
     unsafe { new_search(radius, out_search) }
 }
 
-/// Frees a search and every array it lent out. NULL is ignored. Leaves the thread's last
-/// error message as it was.
+/// Frees a search and every array it lent out. NULL is ignored.
+///
+/// Returns `HHG_STATUS_OK` for a live search or NULL, and `HHG_STATUS_INVALID_HANDLE` for a
+/// search that was already freed (a double free) or a value that never came from
+/// `hhg_search_new_*`, which it leaves alone. A success leaves the thread's last error
+/// message as it was, so cleanup code may free a search between a failed call and reading
+/// that call's message.
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a handle from `hhg_search_new_*` that was not freed yet and that
-/// no other thread uses; it must not be used after this call.
+/// Any value of `search` is checked; when it names a live search, no other call may use
+/// that search during this call (a free racing another call on the same search is
+/// undefined behaviour). Arrays the search lent out must not be read after this call.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hhg_search_free(search: *mut HhgSearch) {
+pub unsafe extern "C" fn hhg_search_free(search: *mut HhgSearch) -> HhgStatus {
     if search.is_null() {
-        return;
+        return HhgStatus::Ok;
     }
-    // SAFETY: the caller guarantees that a non-NULL `search` came from `Box::into_raw` in
-    // `new_search`, is freed only now, and is not used afterwards.
-    let search = unsafe { Box::from_raw(search) };
-    // Dropping only frees memory; should it panic anyway, the panic must not reach C.
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(search)));
+    // A panic while dropping becomes a status instead of reaching C.
+    guard_keeping_message(|| {
+        drop(unregister(search)?);
+        Ok(())
+    })
 }
 
 /// Stores the precision of the search in `*out_precision`.
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle, and `out_precision` NULL or writable.
+/// Any `search` is checked, but no other call may change or free it during this one;
+/// `out_precision` must be NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hhg_search_precision(
     search: *const HhgSearch,
@@ -104,7 +118,8 @@ pub unsafe extern "C" fn hhg_search_precision(
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle, and `out_count` NULL or writable.
+/// Any `search` is checked, but no other call may change or free it during this one;
+/// `out_count` must be NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hhg_search_set_count(
     search: *const HhgSearch,
@@ -122,7 +137,8 @@ pub unsafe extern "C" fn hhg_search_set_count(
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle, and `out_len` NULL or writable.
+/// Any `search` is checked, but no other call may change or free it during this one;
+/// `out_len` must be NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hhg_search_set_len(
     search: *const HhgSearch,

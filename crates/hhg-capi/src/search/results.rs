@@ -114,7 +114,8 @@ pub(super) fn lists_view<T: Precision>(lists: &NeighborLists<T>) -> HhgNeighborL
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle, and `out_lists` NULL or writable.
+/// Any `search` is checked, but no other call may change or free it during this one;
+/// `out_lists` must be NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hhg_search_neighbors(
     search: *const HhgSearch,
@@ -143,7 +144,8 @@ pub unsafe extern "C" fn hhg_search_neighbors(
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle, and `out_pairs` NULL or writable.
+/// Any `search` is checked, but no other call may change or free it during this one;
+/// `out_pairs` must be NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hhg_search_pairs(
     search: *const HhgSearch,
@@ -171,7 +173,8 @@ pub unsafe extern "C" fn hhg_search_pairs(
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle, and `out_order` and `out_len` NULL or writable.
+/// Any `search` is checked, but no other call may change or free it during this one;
+/// `out_order` and `out_len` must be NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hhg_search_order(
     search: *const HhgSearch,
@@ -180,8 +183,7 @@ pub unsafe extern "C" fn hhg_search_order(
     out_len: *mut usize,
 ) -> HhgStatus {
     guard(|| {
-        // SAFETY: the caller guarantees that `search` is NULL or a live handle that nothing
-        // changes during the call.
+        // SAFETY: the caller guarantees that nothing changes a live `search` during the call.
         let search = unsafe { search_ref(search) }?;
         // SAFETY: the caller guarantees that `out_order` and `out_len` are NULL or writable.
         let (out_order, out_len) =
@@ -210,8 +212,8 @@ pub unsafe extern "C" fn hhg_search_order(
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle that nothing else uses during the call, and
-/// `out_order` and `out_len` NULL or writable.
+/// Any `search` is checked, but no other call may use it during this one; `out_order` and
+/// `out_len` must be NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hhg_search_adopt_cell_order(
     search: *mut HhgSearch,
@@ -223,7 +225,7 @@ pub unsafe extern "C" fn hhg_search_adopt_cell_order(
         // SAFETY: the caller guarantees that `out_order` and `out_len` are NULL or writable.
         let (out_order, out_len) =
             unsafe { (output(out_order, "out_order")?, output(out_len, "out_len")?) };
-        // SAFETY: the caller guarantees that `search` is NULL or a live, unshared handle.
+        // SAFETY: the caller guarantees that a live `search` is not shared during the call.
         let mut search = unsafe { search_mut(search) }?;
         let order = dispatch!(&mut search.inner, state => state.adopt_cell_order(set))?;
         out_order.write(order.as_ptr());

@@ -45,9 +45,8 @@ unsafe fn points<'a, T: Real>(raw: RawPoints<T>, n: usize) -> Result<Points<'a, 
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle that nothing else accesses during the call,
-/// `raw` and `n` must satisfy [`points`], and `out_set` must be NULL or point to a writable
-/// `size_t`.
+/// Any `search` is checked, but no other call may use it during this one; `raw` and `n`
+/// must satisfy [`points`], and `out_set` must be NULL or point to a writable `size_t`.
 unsafe fn add_set<T: Precision>(
     search: *mut HhgSearch,
     raw: RawPoints<T>,
@@ -56,7 +55,7 @@ unsafe fn add_set<T: Precision>(
     out_set: *mut usize,
 ) -> HhgStatus {
     guard(|| {
-        // SAFETY: the caller guarantees that `search` is NULL or a live, unshared handle.
+        // SAFETY: the caller guarantees that a live `search` is not shared during the call.
         let mut search = unsafe { search_mut(search) }?;
         // SAFETY: the caller guarantees that `out_set` is NULL or writable.
         let out = unsafe { output(out_set, "out_set") }?;
@@ -72,8 +71,8 @@ unsafe fn add_set<T: Precision>(
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle that nothing else accesses during the call, and
-/// `raw` and `n` must satisfy [`points`].
+/// Any `search` is checked, but no other call may use it during this one; `raw` and `n`
+/// must satisfy [`points`].
 unsafe fn update_set<T: Precision>(
     search: *mut HhgSearch,
     set: usize,
@@ -81,7 +80,7 @@ unsafe fn update_set<T: Precision>(
     n: usize,
 ) -> HhgStatus {
     guard(|| {
-        // SAFETY: the caller guarantees that `search` is NULL or a live, unshared handle.
+        // SAFETY: the caller guarantees that a live `search` is not shared during the call.
         let mut search = unsafe { search_mut(search) }?;
         let state = search.state_mut::<T>()?;
         // SAFETY: the caller guarantees that `raw` holds `n` points.
@@ -108,8 +107,9 @@ unsafe fn update_set<T: Precision>(
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle; unless `n` is 0, `xyz` must be NULL or point to
-/// `3 * n` readable floats; `out_set` must be NULL or point to a writable `size_t`.
+/// Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+/// `xyz` must be NULL or point to `3 * n` readable floats; `out_set` must be NULL or point
+/// to a writable `size_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hhg_search_add_set_f32(
     search: *mut HhgSearch,
@@ -127,8 +127,9 @@ pub unsafe extern "C" fn hhg_search_add_set_f32(
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle; unless `n` is 0, `xyz` must be NULL or point to
-/// `3 * n` readable doubles; `out_set` must be NULL or point to a writable `size_t`.
+/// Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+/// `xyz` must be NULL or point to `3 * n` readable doubles; `out_set` must be NULL or point
+/// to a writable `size_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hhg_search_add_set_f64(
     search: *mut HhgSearch,
@@ -146,9 +147,9 @@ pub unsafe extern "C" fn hhg_search_add_set_f64(
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle; unless `n` is 0, each of `x`, `y` and `z` must be
-/// NULL or point to `n` readable floats; `out_set` must be NULL or point to a writable
-/// `size_t`.
+/// Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+/// each of `x`, `y` and `z` must be NULL or point to `n` readable floats; `out_set` must be
+/// NULL or point to a writable `size_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hhg_search_add_set_soa_f32(
     search: *mut HhgSearch,
@@ -168,9 +169,9 @@ pub unsafe extern "C" fn hhg_search_add_set_soa_f32(
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle; unless `n` is 0, each of `x`, `y` and `z` must be
-/// NULL or point to `n` readable doubles; `out_set` must be NULL or point to a writable
-/// `size_t`.
+/// Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+/// each of `x`, `y` and `z` must be NULL or point to `n` readable doubles; `out_set` must
+/// be NULL or point to a writable `size_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hhg_search_add_set_soa_f64(
     search: *mut HhgSearch,
@@ -194,8 +195,8 @@ pub unsafe extern "C" fn hhg_search_add_set_soa_f64(
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle; unless `n` is 0, `xyz` must be NULL or point to
-/// `3 * n` readable floats.
+/// Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+/// `xyz` must be NULL or point to `3 * n` readable floats.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hhg_search_update_set_f32(
     search: *mut HhgSearch,
@@ -212,8 +213,8 @@ pub unsafe extern "C" fn hhg_search_update_set_f32(
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle; unless `n` is 0, `xyz` must be NULL or point to
-/// `3 * n` readable doubles.
+/// Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+/// `xyz` must be NULL or point to `3 * n` readable doubles.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hhg_search_update_set_f64(
     search: *mut HhgSearch,
@@ -230,8 +231,8 @@ pub unsafe extern "C" fn hhg_search_update_set_f64(
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle; unless `n` is 0, each of `x`, `y` and `z` must be
-/// NULL or point to `n` readable floats.
+/// Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+/// each of `x`, `y` and `z` must be NULL or point to `n` readable floats.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hhg_search_update_set_soa_f32(
     search: *mut HhgSearch,
@@ -250,8 +251,8 @@ pub unsafe extern "C" fn hhg_search_update_set_soa_f32(
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle; unless `n` is 0, each of `x`, `y` and `z` must be
-/// NULL or point to `n` readable doubles.
+/// Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+/// each of `x`, `y` and `z` must be NULL or point to `n` readable doubles.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hhg_search_update_set_soa_f64(
     search: *mut HhgSearch,

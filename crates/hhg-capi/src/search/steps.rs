@@ -12,7 +12,7 @@ use crate::status::HhgStatus;
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle.
+/// Any `search` is checked, but no other call may use it during this one.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hhg_search_set_active(
     search: *mut HhgSearch,
@@ -35,7 +35,7 @@ pub unsafe extern "C" fn hhg_search_set_active(
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle.
+/// Any `search` is checked, but no other call may use it during this one.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hhg_search_set_pairs(
     search: *mut HhgSearch,
@@ -56,7 +56,7 @@ pub unsafe extern "C" fn hhg_search_set_pairs(
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle.
+/// Any `search` is checked, but no other call may use it during this one.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hhg_search_set_with_distances(
     search: *mut HhgSearch,
@@ -77,7 +77,7 @@ pub unsafe extern "C" fn hhg_search_set_with_distances(
 ///
 /// # Safety
 ///
-/// `search` must be NULL or a live handle.
+/// Any `search` is checked, but no other call may use it during this one.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hhg_search_find_neighbors(search: *mut HhgSearch) -> HhgStatus {
     // SAFETY: this function's contract is `change`'s.
