@@ -129,7 +129,12 @@ fn c_and_cpp_examples_build_link_and_run() {
                 linking,
             }
             .compile(&include, &libraries, &binary);
-            run(Command::new(&binary), &format!("running {name}"));
+            // `cargo test` puts its target directories on `LD_LIBRARY_PATH`, which the loader
+            // searches before the binary's run path: a `libhhg.so` left there by another
+            // build would be loaded instead of the one this test linked.
+            let mut example = Command::new(&binary);
+            example.env("LD_LIBRARY_PATH", &libraries);
+            run(example, &format!("running {name}"));
         }
     }
     std::fs::remove_dir_all(&out).expect("the examples' output directory can be removed");
