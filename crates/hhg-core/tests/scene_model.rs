@@ -9,9 +9,10 @@
 //! previous successful call; a query sees the structures of the last successful update; a
 //! stale handle is refused with `Error::StaleHandle`; and a failed call changes nothing.
 //!
-//! 1024 sequences of up to 99 operations each (`operations`), in a pool of 1 or 3 threads,
-//! under every `UpdateStrategy` and with the hierarchy built for small scenes too; about a
-//! second in the test profile. `PROPTEST_CASES` overrides the count for a longer run.
+//! 1024 sequences of up to 99 operations each (`operations`), under every `UpdateStrategy`
+//! and with the hierarchy built for small scenes too, each run in a pool of 1 thread and in
+//! one of 3, whose reports (pairs in their order included) must be identical; about 1.5 s in
+//! the test profile. `PROPTEST_CASES` overrides the count for a longer run.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -329,8 +330,8 @@ fn check_pairs(what: &str, got: &[[Handle; 2]], expected: &BTreeSet<[Handle; 2]>
 
 /// Checks a box query against the model: it sees the boxes of the last successful update;
 /// an object inserted since is not found, one removed since never; one whose box changed
-/// since may be found at its old box or its current one.
-fn check_query(scene: &Scene<f64>, model: &Model, query: &Aabb<f64>) {
+/// since may be found at its old box or its current one. Returns what the query found.
+fn check_query(scene: &Scene<f64>, model: &Model, query: &Aabb<f64>) -> Vec<Handle> {
     let mut out = vec![];
     scene.query_aabb(query, &mut out).unwrap();
     assert!(
@@ -360,6 +361,7 @@ fn check_query(scene: &Scene<f64>, model: &Model, query: &Aabb<f64>) {
             assert!(found.contains(&h), "query missed {h:?} ({old:?})");
         }
     }
+    out
 }
 
 /// What a scene answers to a few queries, exactly: everything, a box around the lattice's
@@ -380,8 +382,11 @@ fn answers(scene: &Scene<f64>) -> Vec<Vec<Handle>> {
 }
 
 /// Runs `ops` on a new scene with `config` and `strategy`, checking every step against the
-/// model, and ends with a detection that must succeed.
-fn run(config: BroadPhaseConfig, strategy: UpdateStrategy, ops: &[Op]) {
+/// model, and ends with a detection that must succeed. Returns the transcript of what the
+/// scene reported (updates, pairs in their order, changes, queries), for comparing thread
+/// counts.
+fn run(config: BroadPhaseConfig, strategy: UpdateStrategy, ops: &[Op]) -> Vec<String> {
+    let mut transcript = Vec::new();
     let mut scene = Scene::<f64>::new();
     scene.set_config(config).unwrap();
     scene.set_strategy(strategy);
@@ -479,6 +484,7 @@ fn run(config: BroadPhaseConfig, strategy: UpdateStrategy, ops: &[Op]) {
                     Op::Detect => scene.detect(&mut out),
                     _ => scene.detect_changes(&mut created, &mut lost),
                 };
+                transcript.push(format!("{result:?} {out:?} {created:?} {lost:?}"));
                 match result {
                     Ok(_) => {
                         model.updated();
@@ -519,7 +525,7 @@ fn run(config: BroadPhaseConfig, strategy: UpdateStrategy, ops: &[Op]) {
             Op::Query(b) => {
                 let query = b.aabb();
                 if valid(&query) {
-                    check_query(&scene, &model, &query);
+                    transcript.push(format!("{:?}", check_query(&scene, &model, &query)));
                 } else {
                     // Something in the output first, which the refused query must leave.
                     let mut found = Vec::new();
@@ -558,7 +564,8 @@ fn run(config: BroadPhaseConfig, strategy: UpdateStrategy, ops: &[Op]) {
         }
         check_objects(&scene, &model);
         // A query of everything finite after every step.
-        check_query(&scene, &model, &Aabb::new([-1e3; 3], [1e3; 3]));
+        let found = check_query(&scene, &model, &Aabb::new([-1e3; 3], [1e3; 3]));
+        transcript.push(format!("{found:?}"));
     }
     // A final detection, with the far boxes removed so that it must succeed.
     let far: Vec<Handle> = model
@@ -585,6 +592,8 @@ fn run(config: BroadPhaseConfig, strategy: UpdateStrategy, ops: &[Op]) {
         &model,
         &Aabb::new([f64::NEG_INFINITY; 3], [f64::INFINITY; 3]),
     );
+    transcript.push(format!("{out:?}"));
+    transcript
 }
 
 proptest! {
@@ -594,9 +603,13 @@ proptest! {
     fn operations(
         config in config().prop_filter("a valid configuration", |c| c.check().is_ok()),
         strategy in strategy(),
-        threads in select(vec![1usize, 3]),
         ops in prop::collection::vec(op(), 1..100),
     ) {
-        in_pool(threads, || run(config, strategy, &ops));
+        let one = in_pool(1, || run(config, strategy, &ops));
+        let three = in_pool(3, || run(config, strategy, &ops));
+        for (k, (a, b)) in one.iter().zip(&three).enumerate() {
+            assert_eq!(a, b, "report {k} differs between 1 and 3 threads");
+        }
+        assert_eq!(one.len(), three.len());
     }
 }
