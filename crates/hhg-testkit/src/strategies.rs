@@ -1,7 +1,7 @@
 //! proptest strategies of small point scenes for the property-based tests of the workspace's
 //! crates: uniform points, duplicates, points on cell borders, pairs exactly one radius
-//! apart, large and negative offsets and tight clusters, in `f64` (rounded to the precision
-//! under test with [`to_real`](crate::to_real)).
+//! apart, large and negative offsets, tight clusters and far outliers, in `f64` (rounded to
+//! the precision under test with [`to_real`](crate::to_real)).
 
 use hhg_core::building_blocks::{CELL_MARGIN, LATTICE_SHIFT};
 use proptest::prelude::*;
@@ -82,7 +82,17 @@ pub fn piece(r: f64, offset: [f64; 3]) -> BoxedStrategy<Vec<[f64; 3]>> {
                 .map(|p| std::array::from_fn(|a| offset[a] + (centre[a] + sigma * p[a]) * r))
                 .collect()
         });
-    prop_oneof![uniform, borders, ties, cluster].boxed()
+    // A far outlier: the grid's span grows to millions of cells and its table hashes.
+    let outlier = (
+        prop::array::uniform3(-1.0..1.0f64),
+        select(vec![1e3, 1e5, 1e7]),
+    )
+        .prop_map(move |(direction, distance)| {
+            vec![std::array::from_fn(|a| {
+                offset[a] + direction[a] * distance * r
+            })]
+        });
+    prop_oneof![4 => uniform, 4 => borders, 4 => ties, 4 => cluster, 1 => outlier].boxed()
 }
 
 /// The points of a scene for radius `r` around `offset`: a few pieces, then duplicates of
