@@ -1,4 +1,4 @@
-//! Shared helpers of the workspace's integration tests (a dev-only crate): a seeded PRNG, scene generators, brute-force oracles and exact checks.
+//! Shared helpers of the workspace's integration tests (a dev-only crate): a seeded PRNG, scene generators, proptest strategies, brute-force oracles and exact checks.
 //!
 //! The crates' own integration tests (and their examples, for the seeded PRNG) take it as a
 //! dev-dependency; nothing here is part of a published API. Every helper is deterministic:
@@ -10,6 +10,7 @@ mod pool;
 mod real;
 mod rng;
 mod scenes;
+pub mod strategies;
 
 pub use checks::{
     Csr, assert_same_seq, check_excludes_self, check_list_distances, check_lists,
