@@ -182,6 +182,11 @@ impl<T: Real> Grid<T> {
         self.kernel = kernel;
     }
 
+    /// The kernel the searches run.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
+    }
+
     /// Which builds of its inner loops the SIMD kernel's passes may switch to at run time
     /// (default [`RunTimeDispatch::Widest`]): builds compiled for AVX2 or AVX-512, taken
     /// where the CPU has the features and the library itself was compiled for less (the
@@ -189,6 +194,11 @@ impl<T: Real> Grid<T> {
     /// the setting exists to compare and test the builds.
     pub fn set_run_time_dispatch(&mut self, dispatch: RunTimeDispatch) {
         self.run_time_dispatch = dispatch;
+    }
+
+    /// Which run-time builds the SIMD kernel's passes may switch to.
+    pub fn run_time_dispatch(&self) -> RunTimeDispatch {
+        self.run_time_dispatch
     }
 
     /// Chooses the order of the entries of every neighbour list this grid gathers (self

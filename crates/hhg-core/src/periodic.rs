@@ -12,7 +12,7 @@
 use rayon::prelude::*;
 
 use crate::error::Error;
-use crate::geometry::{CELL_MARGIN, Points, first_non_finite};
+use crate::geometry::{CELL_MARGIN, Kernel, Points, first_non_finite};
 use crate::grid::{Grid, check_radius};
 use crate::lists::NeighborLists;
 use crate::pairs::PairList;
@@ -278,6 +278,17 @@ impl<T: Real> PeriodicSearch<T> {
     /// The radius.
     pub fn radius(&self) -> T {
         self.radius
+    }
+
+    /// Chooses the SIMD (default) or the scalar reference kernel of the grid behind the
+    /// search; both give identical results.
+    pub fn set_kernel(&mut self, kernel: Kernel) {
+        self.grid.set_kernel(kernel);
+    }
+
+    /// The kernel the searches run.
+    pub fn kernel(&self) -> Kernel {
+        self.grid.kernel()
     }
 
     /// How many points the last build held.

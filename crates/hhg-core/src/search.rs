@@ -80,6 +80,21 @@ impl<T: Real> NeighborSearch<T> {
         }
     }
 
+    /// The kernel of every set's grid.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
+    }
+
+    /// The order of the entries of every list.
+    pub fn list_order(&self) -> ListOrder {
+        self.list_order
+    }
+
+    /// Whether the searches store squared distances.
+    pub fn with_distances(&self) -> bool {
+        self.with_distances
+    }
+
     /// Chooses the order of the entries of every list (see [`Grid::set_list_order`]): each
     /// list ascending (the default) or in the searched set's cell order, which is faster
     /// on input not exactly in cell order.

@@ -385,3 +385,41 @@ fn distances_for_every_active_pair<T: TestReal>() {
         check_list_distances(&what, lists, sets[x], sets[y]);
     }
 }
+
+/// Every option of `NeighborSearch` and of its grids reads back what was set.
+#[test]
+fn options_read_back() {
+    use hhg_core::{Grid, ListOrder, RunTimeDispatch};
+
+    let mut search = NeighborSearch::new(1.0f32).unwrap();
+    assert_eq!(
+        (
+            search.kernel(),
+            search.list_order(),
+            search.with_distances()
+        ),
+        (Kernel::Simd, ListOrder::Ascending, false)
+    );
+    search.set_kernel(Kernel::Scalar);
+    search.set_list_order(ListOrder::CellOrder);
+    search.set_with_distances(true);
+    assert_eq!(
+        (
+            search.kernel(),
+            search.list_order(),
+            search.with_distances()
+        ),
+        (Kernel::Scalar, ListOrder::CellOrder, true)
+    );
+    let mut grid = Grid::new(1.0f64).unwrap();
+    assert_eq!(
+        (grid.kernel(), grid.run_time_dispatch()),
+        (Kernel::Simd, RunTimeDispatch::Widest)
+    );
+    grid.set_kernel(Kernel::Scalar);
+    grid.set_run_time_dispatch(RunTimeDispatch::Off);
+    assert_eq!(
+        (grid.kernel(), grid.run_time_dispatch()),
+        (Kernel::Scalar, RunTimeDispatch::Off)
+    );
+}

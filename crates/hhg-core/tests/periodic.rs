@@ -3,7 +3,7 @@
 //! the box, thread counts.
 
 use hhg_core::periodic::{PeriodicBox, PeriodicPair, PeriodicPairList, PeriodicSearch};
-use hhg_core::{Error, NeighborLists};
+use hhg_core::{Error, Kernel, NeighborLists};
 use hhg_testkit::{SplitMix64, THREAD_COUNTS, TestReal, for_both_precisions, in_pool};
 
 /// Every minimum-image pair by brute force, on the wrapped points, with the shift for the
@@ -463,4 +463,35 @@ fn a_failed_build_changes_nothing() {
         before,
         "a failed build changed the search"
     );
+}
+
+/// The scalar kernel finds the same pairs, shifts, distances and lists as the SIMD one.
+#[test]
+fn kernels_agree() {
+    let mut rng = SplitMix64::new(71);
+    let domain = PeriodicBox::cubic([0.0; 3], [9.0, 7.0, 8.0]);
+    let points: Vec<[f64; 3]> = (0..3000)
+        .map(|_| {
+            [
+                rng.range(0.0, 9.0),
+                rng.range(0.0, 7.0),
+                rng.range(0.0, 8.0),
+            ]
+        })
+        .collect();
+    let run = |kernel: Kernel| {
+        let mut search = PeriodicSearch::new(1.0, domain).unwrap();
+        search.set_kernel(kernel);
+        assert_eq!(search.kernel(), kernel);
+        search.build(&points).unwrap();
+        let mut pairs = PeriodicPairList::default();
+        search.pairs_with_distances(&mut pairs);
+        let mut lists = NeighborLists::default();
+        search.neighbor_lists(&mut lists);
+        let distances = pairs.distances_squared().unwrap().to_vec();
+        (pairs.pairs().to_vec(), distances, lists.indices().to_vec())
+    };
+    let simd = run(Kernel::Simd);
+    assert!(simd.0.len() > 3000, "{} pairs", simd.0.len());
+    assert_eq!(run(Kernel::Scalar), simd);
 }

@@ -8,10 +8,10 @@
 //! results of the SIMD and scalar kernels (and, for `Grid`, of the SIMD kernel's AVX-512,
 //! AVX2 and compiled builds) and of 1 and 3 threads must be identical.
 //!
-//! Cases per property (each runs both kernels, or the one periodic path, at both thread
-//! counts): `grid_f32` and `grid_f64` 512, `neighbor_search_f32` and `neighbor_search_f64`
-//! 256, `periodic_f32`, `periodic_f64`, `variable_radius_f32`, `variable_radius_f64`,
-//! `broad_phase_f32` and `broad_phase_f64` 384 each; the whole file runs in about 5 s in the
+//! Cases per property (each runs both kernels at both thread counts): `grid_f32` and
+//! `grid_f64` 512, `neighbor_search_f32` and `neighbor_search_f64` 256, `periodic_f32`,
+//! `periodic_f64`, `variable_radius_f32`, `variable_radius_f64`, `broad_phase_f32` and
+//! `broad_phase_f64` 384 each; the whole file runs in about 5 s in the
 //! test profile on two cores. `PROPTEST_CASES` overrides every count for a longer run.
 //! The broad-phase properties draw `all_pairs_below` from 0, 8 and 512, so that these small
 //! inputs go through the hierarchy as well as through the all-pairs path.
@@ -379,11 +379,11 @@ fn check_periodic<T: TestReal>(scene: &PeriodicScene) {
     };
     let expected = periodic_oracle(&points, radius, &domain);
     let expected_pairs: Vec<PeriodicPair> = expected.iter().map(|&(p, _)| p).collect();
-    // `PeriodicSearch` has no kernel option: only the thread counts vary.
     let mut reference: Option<(Vec<PeriodicPair>, Vec<u64>, Csr)> = None;
-    for threads in THREADS {
+    for (kernel, threads) in KERNELS.into_iter().flat_map(|k| THREADS.map(|t| (k, t))) {
         let got = in_pool(threads, || {
             let mut search = PeriodicSearch::new(radius, domain).unwrap();
+            search.set_kernel(kernel);
             search.build(&points).unwrap();
             let mut pairs = PeriodicPairList::default();
             search.pairs(&mut pairs);
@@ -402,7 +402,10 @@ fn check_periodic<T: TestReal>(scene: &PeriodicScene) {
         });
         match &reference {
             None => reference = Some(got),
-            Some(reference) => assert!(&got == reference, "{threads} threads differ from 1 thread"),
+            Some(reference) => assert!(
+                &got == reference,
+                "{kernel:?} on {threads} threads differs from the first run"
+            ),
         }
     }
     let (pairs, distances, lists) = reference.unwrap();
