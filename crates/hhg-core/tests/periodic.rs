@@ -4,52 +4,9 @@
 
 use hhg_core::periodic::{PeriodicBox, PeriodicPair, PeriodicPairList, PeriodicSearch};
 use hhg_core::{Error, Kernel, NeighborLists};
-use hhg_testkit::{SplitMix64, THREAD_COUNTS, TestReal, for_both_precisions, in_pool};
-
-/// Every minimum-image pair by brute force, on the wrapped points, with the shift for the
-/// caller's positions and the squared distance between the two images (in the input
-/// precision); sorted by pair.
-fn oracle<T: TestReal>(
-    points: &[[T; 3]],
-    radius: T,
-    domain: &PeriodicBox<T>,
-) -> Vec<(PeriodicPair, T)> {
-    let wrapped: Vec<([T; 3], [i64; 3])> =
-        points.iter().map(|&p| domain.wrap(p).unwrap()).collect();
-    let range = |a: usize| if domain.periodic[a] { -1..=1 } else { 0..=0 };
-    let mut pairs = Vec::new();
-    for i in 0..points.len() {
-        for j in i + 1..points.len() {
-            let mut found: Vec<([i64; 3], T)> = Vec::new();
-            for sx in range(0) {
-                for sy in range(1) {
-                    for sz in range(2) {
-                        let s = [sx, sy, sz];
-                        // The documented rule: per axis, the point below is moved up by L.
-                        let a = domain.shifted(wrapped[i].0, s.map(|v| i64::from(v < 0)));
-                        let b = domain.shifted(wrapped[j].0, s.map(|v| i64::from(v > 0)));
-                        let d2 = T::distance_squared(a, b);
-                        if d2 <= radius * radius {
-                            found.push((s, d2));
-                        }
-                    }
-                }
-            }
-            assert!(found.len() <= 1, "pair ({i}, {j}) within r in two images");
-            if let Some(&(s, d2)) = found.first() {
-                let shift = std::array::from_fn(|a| s[a] + wrapped[j].1[a] - wrapped[i].1[a]);
-                let pair = PeriodicPair {
-                    i: i as u32,
-                    j: j as u32,
-                    shift,
-                };
-                pairs.push((pair, d2));
-            }
-        }
-    }
-    pairs.sort_unstable_by_key(|&(pair, _)| pair);
-    pairs
-}
+use hhg_testkit::{
+    SplitMix64, THREAD_COUNTS, TestReal, for_both_precisions, in_pool, oracle_periodic_pairs,
+};
 
 /// The pairs of a built search, in its order.
 fn pairs_of<T: TestReal>(search: &PeriodicSearch<T>) -> Vec<PeriodicPair> {
@@ -60,7 +17,7 @@ fn pairs_of<T: TestReal>(search: &PeriodicSearch<T>) -> Vec<PeriodicPair> {
 }
 
 fn check<T: TestReal>(name: &str, points: &[[T; 3]], radius: T, domain: PeriodicBox<T>) {
-    let expected_with_distances = oracle(points, radius, &domain);
+    let expected_with_distances = oracle_periodic_pairs(points, radius, &domain);
     let expected: Vec<PeriodicPair> = expected_with_distances.iter().map(|&(p, _)| p).collect();
     assert!(
         expected.iter().any(|p| p.shift != [0; 3]),

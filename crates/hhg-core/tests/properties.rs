@@ -27,8 +27,8 @@ use hhg_core::{Grid, Kernel, ListOrder, NeighborLists, NeighborSearch, PairList,
 use hhg_testkit::strategies::{Cloud, RADII, cloud, offset, points, two_clouds};
 use hhg_testkit::{
     Csr, TestReal, assert_same_seq, check_excludes_self, check_list_distances, check_lists,
-    check_pair_distances, check_pairs, in_pool, oracle_cross, oracle_pairs, oracle_point,
-    oracle_self, oracle_sphere_pairs, to_real, within,
+    check_pair_distances, check_pairs, in_pool, oracle_cross, oracle_pairs, oracle_periodic_pairs,
+    oracle_point, oracle_self, oracle_sphere_pairs, to_real, within,
 };
 use proptest::prelude::*;
 use proptest::sample::{Index, select};
@@ -292,51 +292,6 @@ fn check_neighbor_search<T: TestReal>(a: &Cloud, b: &Cloud, cell_order: bool, sh
     }
 }
 
-/// Every minimum-image pair by brute force on the wrapped points (the oracle of the
-/// periodic tests): the shift for the caller's positions and the squared distance between
-/// the two images, sorted by pair.
-fn periodic_oracle<T: TestReal>(
-    points: &[[T; 3]],
-    radius: T,
-    domain: &PeriodicBox<T>,
-) -> Vec<(PeriodicPair, T)> {
-    let wrapped: Vec<([T; 3], [i64; 3])> =
-        points.iter().map(|&p| domain.wrap(p).unwrap()).collect();
-    let range = |a: usize| if domain.periodic[a] { -1..=1 } else { 0..=0 };
-    let mut pairs = Vec::new();
-    for i in 0..points.len() {
-        for j in i + 1..points.len() {
-            let mut found: Vec<([i64; 3], T)> = Vec::new();
-            for sx in range(0) {
-                for sy in range(1) {
-                    for sz in range(2) {
-                        let s = [sx, sy, sz];
-                        // The documented rule: per axis, the point below is moved up by L.
-                        let a = domain.shifted(wrapped[i].0, s.map(|v| i64::from(v < 0)));
-                        let b = domain.shifted(wrapped[j].0, s.map(|v| i64::from(v > 0)));
-                        let d2 = T::distance_squared(a, b);
-                        if d2 <= radius * radius {
-                            found.push((s, d2));
-                        }
-                    }
-                }
-            }
-            assert!(found.len() <= 1, "pair ({i}, {j}) within r in two images");
-            if let Some(&(s, d2)) = found.first() {
-                let shift = std::array::from_fn(|a| s[a] + wrapped[j].1[a] - wrapped[i].1[a]);
-                let pair = PeriodicPair {
-                    i: i as u32,
-                    j: j as u32,
-                    shift,
-                };
-                pairs.push((pair, d2));
-            }
-        }
-    }
-    pairs.sort_unstable_by_key(|&(pair, _)| pair);
-    pairs
-}
-
 /// A periodic scene: the points, the radius and the box (lengths in radii, origin).
 #[derive(Clone, Debug)]
 struct PeriodicScene {
@@ -377,7 +332,7 @@ fn check_periodic<T: TestReal>(scene: &PeriodicScene) {
         lengths: scene.lengths.map(T::from_f64),
         periodic: scene.periodic,
     };
-    let expected = periodic_oracle(&points, radius, &domain);
+    let expected = oracle_periodic_pairs(&points, radius, &domain);
     let expected_pairs: Vec<PeriodicPair> = expected.iter().map(|&(p, _)| p).collect();
     let mut reference: Option<(Vec<PeriodicPair>, Vec<u64>, Csr)> = None;
     for (kernel, threads) in KERNELS.into_iter().flat_map(|k| THREADS.map(|t| (k, t))) {
