@@ -21,6 +21,7 @@ pub mod report;
 pub mod rng;
 pub mod scenes;
 pub mod schemes;
+pub mod stream;
 pub mod suite;
 pub mod table;
 

@@ -38,6 +38,12 @@ fn main() -> ExitCode {
     let result = match command {
         Command::Scenes(plan) => scenes(plan),
         Command::Points { file, run, json } => points(&file, &run, json),
+        Command::Stream {
+            sizes,
+            reps,
+            threads,
+            seed,
+        } => stream(&sizes, reps, threads, seed),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -46,6 +52,25 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Runs the stream suite and prints its table.
+fn stream(sizes: &[usize], reps: usize, threads: usize, seed: u64) -> Result<u8, String> {
+    let env = Environment::current(threads, seed);
+    eprintln!(
+        "hhg-bench: stream suite, {threads} thread(s), CPU {} ({}), RUSTFLAGS {}",
+        env.cpu,
+        env.simd,
+        env.rustflags_text()
+    );
+    let pool = suite::thread_pool(threads)?;
+    let mut records = Vec::new();
+    for &n in sizes {
+        eprintln!("hhg-bench: stream: {n} points");
+        records.extend(pool.install(|| hhg_benches::stream::run(n, reps, seed))?);
+        println!("{}", hhg_benches::stream::table(&records));
+    }
+    Ok(0)
 }
 
 /// Prints the disagreements in a banner that cannot be missed.

@@ -54,6 +54,17 @@ pub struct ScenePlan {
 pub enum Command {
     /// Benchmark generated inputs: particle scenes, hashing schemes, the broad phase.
     Scenes(ScenePlan),
+    /// The stream suite: chunked lists of uniform clouds up to 1e8 points.
+    Stream {
+        /// Point counts, ascending.
+        sizes: Vec<usize>,
+        /// Runs per size below 1e7 points, best taken.
+        reps: usize,
+        /// Worker threads.
+        threads: usize,
+        /// Seed of the clouds.
+        seed: u64,
+    },
     /// Benchmark a point file.
     Points {
         /// The point file.
@@ -76,6 +87,8 @@ pub enum Suite {
     Broadphase,
     /// All three.
     All,
+    /// The neighbour lists of uniform clouds up to 1e8 points, in chunks (not part of `all`).
+    Stream,
 }
 
 impl Suite {
@@ -104,8 +117,9 @@ impl std::str::FromStr for Suite {
             "schemes" => Ok(Suite::Schemes),
             "broadphase" => Ok(Suite::Broadphase),
             "all" => Ok(Suite::All),
+            "stream" => Ok(Suite::Stream),
             _ => Err(format!(
-                "unknown suite `{s}` (expected particles, schemes, broadphase or all)"
+                "unknown suite `{s}` (expected particles, schemes, broadphase, all or stream)"
             )),
         }
     }
@@ -191,7 +205,44 @@ pub fn plan(args: Args) -> Result<Command, String> {
     if selection.args.points.is_some() {
         return point_command(selection);
     }
+    if selection.args.suite == Some(Suite::Stream) {
+        return stream_command(selection);
+    }
     scene_command(selection)
+}
+
+/// The stream suite (`--suite stream`): `--n` sizes (default 1e5, 1e6, 1e7), `--reps`,
+/// `--threads` and `--seed`; nothing else applies.
+fn stream_command(selection: Selection) -> Result<Command, String> {
+    let args = &selection.args;
+    let other = [
+        (!args.scene.is_empty(), "--scene"),
+        (!args.engine.is_empty(), "--engine"),
+        (!args.scheme.is_empty(), "--scheme"),
+        (args.peers.is_some(), "--peers"),
+        (args.steps.is_some(), "--steps"),
+        (args.full, "--full"),
+        (args.compare.is_some(), "--compare"),
+    ];
+    if let Some((_, flag)) = other.iter().find(|(given, _)| *given) {
+        return Err(format!("{flag} does not apply to --suite stream"));
+    }
+    let mut sizes = if args.sizes.is_empty() {
+        crate::stream::DEFAULT_SIZES.to_vec()
+    } else {
+        args.sizes.clone()
+    };
+    if sizes.contains(&0) {
+        return Err("a count of 0 cannot be benchmarked".into());
+    }
+    sizes.sort_unstable();
+    sizes.dedup();
+    Ok(Command::Stream {
+        sizes,
+        reps: args.reps.unwrap_or(3),
+        threads: selection.threads,
+        seed: args.seed.unwrap_or(DEFAULT_SEED),
+    })
 }
 
 /// The run on a point file (`--points FILE --radius R`).

@@ -110,6 +110,16 @@ enum HhgStatus
    * `hhg_search_free`, or it never came from `hhg_search_new_*`.
    */
   HHG_STATUS_INVALID_HANDLE = 19,
+  /**
+   * Memory for the results could not be allocated. The search keeps its points; its
+   * lists and pairs of that call are empty.
+   */
+  HHG_STATUS_OUT_OF_MEMORY = 20,
+  /**
+   * The results would exceed the cap set on them (`hhg_search_set_max_entries`); nothing
+   * was allocated past it, and the lists and pairs of that call are empty.
+   */
+  HHG_STATUS_OUTPUT_TOO_LARGE = 21,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -492,6 +502,18 @@ HhgStatus hhg_search_set_pairs(struct HhgSearch *search, size_t set, bool enable
  * Any `search` is checked, but no other call may use it during this one.
  */
 HhgStatus hhg_search_set_with_distances(struct HhgSearch *search, bool with_distances);
+
+/**
+ * Caps the results of every later `hhg_search_find_neighbors`: the lists of each pair of
+ * sets at `max_entries` entries, and each set's pairs at `max_entries` pairs (0: no cap,
+ * the default). A search past the cap returns `HHG_STATUS_OUTPUT_TOO_LARGE` before it
+ * allocates past it, a guard against a radius or a cloud that would take all memory.
+ *
+ * # Safety
+ *
+ * Any `search` is checked, but no other call may use it during this one.
+ */
+HhgStatus hhg_search_set_max_entries(struct HhgSearch *search, size_t max_entries);
 
 /**
  * Computes the neighbour lists of every active pair of sets and the unique pairs of every

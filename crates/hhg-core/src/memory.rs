@@ -7,7 +7,7 @@
 
 use crate::error::Error;
 
-/// Makes `buffer` hold exactly `len` values, the new ones `fill`, without aborting when the
+/// Makes `buffer` hold exactly `len` values (growing as `resize` does), the new ones `fill`, without aborting when the
 /// memory is not there: [`Error::OutOfMemory`] naming `what`, the buffer unchanged.
 pub(crate) fn try_resize<V: Clone>(
     buffer: &mut Vec<V>,
@@ -16,7 +16,11 @@ pub(crate) fn try_resize<V: Clone>(
     what: &'static str,
 ) -> Result<(), Error> {
     if len > buffer.len() {
-        try_reserve_total(buffer, len, what)?;
+        // Amortized, as `resize` grows: a buffer that grows a little each step does not
+        // allocate each step.
+        buffer
+            .try_reserve(len - buffer.len())
+            .map_err(|_| out_of_memory::<V>(len, what))?;
     }
     buffer.resize(len, fill);
     Ok(())
@@ -141,12 +145,9 @@ impl PairSink {
             self.failure = Some(error);
             return false;
         }
-        let room = wanted
-            .max(len.saturating_mul(2))
-            .max(SINK_MIN_GROWTH)
-            .min(self.cap.max(wanted));
-        if self.pairs.try_reserve_exact(room - len).is_err() {
-            self.failure = Some(out_of_memory::<[u32; 2]>(room, "a work unit's pairs"));
+        // Amortized growth, as `Vec::push` grows (at least doubling).
+        if self.pairs.try_reserve(more.max(SINK_MIN_GROWTH)).is_err() {
+            self.failure = Some(out_of_memory::<[u32; 2]>(wanted, "a work unit's pairs"));
             return false;
         }
         true

@@ -64,22 +64,19 @@ impl<T: Copy> UnitPairs<T> {
             self.failure = Some(error);
             return false;
         }
-        let room = wanted.max(2 * self.pairs.len()).min(cap.max(wanted));
-        if self
-            .pairs
-            .try_reserve_exact(room - self.pairs.len())
-            .is_err()
-        {
-            self.failure = Some(out_of_memory::<[u32; 2]>(room, "a work unit's pairs"));
+        // Amortized growth, as `push` grows (at least doubling): the step after a growing
+        // one then finds the room it needs (`tests/allocations.rs`).
+        if self.pairs.try_reserve(wanted - self.pairs.len()).is_err() {
+            self.failure = Some(out_of_memory::<[u32; 2]>(wanted, "a work unit's pairs"));
             return false;
         }
         if with_distances
             && self
                 .distances
-                .try_reserve_exact(room - self.distances.len())
+                .try_reserve(wanted - self.distances.len())
                 .is_err()
         {
-            self.failure = Some(out_of_memory::<T>(room, "a work unit's pair distances"));
+            self.failure = Some(out_of_memory::<T>(wanted, "a work unit's pair distances"));
             return false;
         }
         true
@@ -461,11 +458,12 @@ impl<T: Real> Grid<T> {
         // unit just below a power of two short; an eighth alone, the small last unit of a
         // set (1,806 pairs, then 2,089).
         // A hint only: without the memory, the next step grows as it goes.
-        let room = with_slack(buffer.pairs.len() + MIN_ROOM).min(cap);
-        if buffer.pairs.capacity() < room {
+        let needed = (buffer.pairs.len() + MIN_ROOM).min(cap);
+        let room = with_slack(needed).min(cap);
+        if buffer.pairs.capacity() < needed {
             let _ = buffer.pairs.try_reserve_exact(room - buffer.pairs.len());
         }
-        if with_distances && buffer.distances.capacity() < room {
+        if with_distances && buffer.distances.capacity() < needed {
             let _ = buffer
                 .distances
                 .try_reserve_exact(room - buffer.distances.len());

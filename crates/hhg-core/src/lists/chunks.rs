@@ -69,7 +69,8 @@ impl<T: Real> Grid<T> {
     ///     }
     ///     entries += chunk.lists().total();
     /// })?;
-    /// assert_eq!(entries, 2 * 2 * 998); // two neighbours of each inner point, both ways
+    /// // Four neighbours within 0.25 of each inner point (at 0.1 and 0.2 on either side).
+    /// assert_eq!(entries, 4 * 996 + 2 * 3 + 2 * 2);
     /// # Ok::<(), hhg_core::Error>(())
     /// ```
     pub fn neighbor_lists_in_chunks(
