@@ -656,6 +656,14 @@ impl<T: Real> AllImagesSearch<T> {
             candidates,
             records,
         } = out;
+        records.clear();
+        if self.points.is_empty() {
+            // Nothing built, or the last build failed (the grid may hold an older build).
+            pairs.clear();
+            distances.clear();
+            vectors.clear();
+            return Ok(());
+        }
         self.grid.pairs(candidates);
         let n = self.points.len();
         let cutoff = self.cutoff.to_f64();

@@ -405,7 +405,14 @@ fn bad_cells_and_cutoffs_are_refused() {
     assert!(error.to_string().contains("narrowest width 2"), "{error}");
     // A point too many cells away for an exact count.
     let mut search = AllImagesSearch::new(1.0, TriclinicBox::new(good)).unwrap();
+    search.build(&[[0.5; 3], [1.0, 0.5, 0.5]]).unwrap();
+    let mut out = ImagePairList::default();
+    search.pairs(PairSet::Full, &mut out).unwrap();
+    assert_eq!(out.len(), 2);
     let error = search.build(&[[0.5; 3], [1e300, 0.0, 0.0]]).unwrap_err();
+    // A failed build leaves the search empty, and its pairs with it.
+    search.pairs(PairSet::Full, &mut out).unwrap();
+    assert!(out.is_empty());
     assert!(
         matches!(
             error,
