@@ -45,7 +45,7 @@ fn broadphase(c: &mut Criterion) {
                 broad
                     .build(black_box(s.boxes()))
                     .expect("scenario boxes are finite");
-                broad.pairs(&mut pairs);
+                broad.pairs(&mut pairs).unwrap();
                 black_box(pairs.len())
             });
         });

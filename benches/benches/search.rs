@@ -34,7 +34,7 @@ fn search(c: &mut Criterion) {
                 b.iter(|| {
                     grid.build(black_box(points))
                         .expect("scene points are finite");
-                    grid.neighbor_lists(&mut lists);
+                    grid.neighbor_lists(&mut lists).unwrap();
                     black_box(lists.indices().len())
                 });
             });

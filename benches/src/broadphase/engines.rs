@@ -180,7 +180,7 @@ impl BroadState {
     pub fn pairs(&mut self, scenario: &Scenario, out: &mut Vec<[u32; 2]>) -> Result<(), String> {
         let boxes = scenario.boxes();
         match self {
-            BroadState::Hhg(hhg) => hhg.pairs(out),
+            BroadState::Hhg(hhg) => hhg.pairs(out)?,
             BroadState::HhgScene(hhg) => return hhg.pairs(out),
             BroadState::Sap(sap) => sap.pairs(out),
             #[cfg(feature = "parry")]

@@ -29,10 +29,13 @@ impl HhgBroadPhase {
 
     /// Writes every overlapping pair of the last build's boxes into `out` (a copy of hhg's
     /// own output, as the runner compares every engine's pairs in one shape).
-    pub fn pairs(&mut self, out: &mut Vec<[u32; 2]>) {
-        self.inner.pairs(&mut self.list);
+    pub fn pairs(&mut self, out: &mut Vec<[u32; 2]>) -> Result<(), String> {
+        self.inner
+            .pairs(&mut self.list)
+            .map_err(|e| format!("hhg: {e}"))?;
         out.clear();
         out.extend_from_slice(self.list.pairs());
+        Ok(())
     }
 
     /// Heap bytes held by the grids, as hhg counts them.
@@ -112,7 +115,7 @@ mod tests {
     fn sorted_pairs(hhg: &mut HhgBroadPhase, boxes: &[Aabb<f32>]) -> Vec<[u32; 2]> {
         hhg.build(boxes).unwrap();
         let mut out = Vec::new();
-        hhg.pairs(&mut out);
+        hhg.pairs(&mut out).unwrap();
         out.sort_unstable();
         out
     }

@@ -219,7 +219,9 @@ pub fn measure(
         let start = Instant::now();
         scheme.build(points).map_err(|e| format!("{kind}: {e}"))?;
         let built = Instant::now();
-        scheme.pairs(&mut pairs);
+        scheme
+            .pairs(&mut pairs)
+            .map_err(|e| format!("{kind}: {e}"))?;
         let done = Instant::now();
         let (b, s) = ((built - start).as_secs_f64(), (done - built).as_secs_f64());
         if b + s < best.0 + best.1 {

@@ -62,10 +62,16 @@ pub enum HhgStatus {
     /// A non-NULL `HhgSearch *` that names no live search: it was already freed by
     /// `hhg_search_free`, or it never came from `hhg_search_new_*`.
     InvalidHandle = 19,
+    /// Memory for the results could not be allocated. The search keeps its points; its
+    /// lists and pairs of that call are empty.
+    OutOfMemory = 20,
+    /// The results would exceed the cap set on them (`hhg_search_set_max_entries`); nothing
+    /// was allocated past it, and the lists and pairs of that call are empty.
+    OutputTooLarge = 21,
 }
 
 /// The fixed description of every status code, in code order.
-const DESCRIPTIONS: [(HhgStatus, &CStr); 20] = [
+const DESCRIPTIONS: [(HhgStatus, &CStr); 22] = [
     (HhgStatus::Ok, c"success"),
     (
         HhgStatus::NullPointer,
@@ -141,6 +147,14 @@ const DESCRIPTIONS: [(HhgStatus, &CStr); 20] = [
         HhgStatus::InvalidHandle,
         c"the handle names no live search: it was freed, or never came from hhg_search_new_*",
     ),
+    (
+        HhgStatus::OutOfMemory,
+        c"out of memory: the results could not be allocated",
+    ),
+    (
+        HhgStatus::OutputTooLarge,
+        c"the results would exceed their cap",
+    ),
 ];
 
 /// The status code of each error of hhg-core. `Error` is `#[non_exhaustive]`: an error
@@ -161,6 +175,8 @@ fn status_of(error: &Error) -> HhgStatus {
         Error::PointCountChanged { .. } => HhgStatus::PointCountChanged,
         Error::PairIndexOutOfRange { .. } => HhgStatus::PairIndexOutOfRange,
         Error::ImageCountOutOfRange { .. } => HhgStatus::ImageCountOutOfRange,
+        Error::OutOfMemory { .. } => HhgStatus::OutOfMemory,
+        Error::OutputTooLarge { .. } => HhgStatus::OutputTooLarge,
         _ => HhgStatus::InternalError,
     }
 }
@@ -449,6 +465,21 @@ mod tests {
                     limit: 9e15,
                 },
                 HhgStatus::ImageCountOutOfRange,
+            ),
+            (
+                Error::OutOfMemory {
+                    what: "the list entries",
+                    bytes: 1 << 40,
+                },
+                HhgStatus::OutOfMemory,
+            ),
+            (
+                Error::OutputTooLarge {
+                    what: "list entries",
+                    at_least: 10,
+                    cap: 9,
+                },
+                HhgStatus::OutputTooLarge,
             ),
         ];
         for (error, status) in errors {

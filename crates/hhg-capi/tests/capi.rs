@@ -392,9 +392,9 @@ fn core_pairs<T: Real>(points: &[[T; 3]], radius: T, with_distances: bool) -> Pa
     grid.build(points).unwrap();
     let mut pairs = PairList::default();
     if with_distances {
-        grid.pairs_with_distances(&mut pairs);
+        grid.pairs_with_distances(&mut pairs).unwrap();
     } else {
-        grid.pairs(&mut pairs);
+        grid.pairs(&mut pairs).unwrap();
     }
     Pairs {
         pairs: pairs.pairs().to_vec(),

@@ -163,6 +163,27 @@ pub enum Error {
         /// The cell's narrowest width between faces along a periodic axis.
         width: f64,
     },
+    /// Memory for an output, or for the scratch that gathers it, could not be allocated
+    /// (the allocator refused, or the size overflows `isize`). The output is left empty;
+    /// the search itself is unchanged.
+    OutOfMemory {
+        /// What was being allocated.
+        what: &'static str,
+        /// The bytes asked for.
+        bytes: usize,
+    },
+    /// The output would hold more entries than the cap the caller set on it
+    /// ([`NeighborLists::set_max_entries`](crate::NeighborLists::set_max_entries),
+    /// [`PairList::set_max_pairs`](crate::PairList::set_max_pairs)). Found before the output
+    /// is allocated; the output is left empty and the search unchanged.
+    OutputTooLarge {
+        /// What the output holds (list entries or pairs).
+        what: &'static str,
+        /// Entries found so far: the output needs at least this many.
+        at_least: usize,
+        /// The cap.
+        cap: usize,
+    },
 }
 
 impl Error {
@@ -316,6 +337,20 @@ impl fmt::Display for Error {
                  than the {limit} accepted (or the points lie so far from the cell that \
                  rounding widens the search as much)",
                 cutoff / width
+            ),
+            Error::OutOfMemory { what, bytes } => write!(
+                f,
+                "out of memory: could not allocate {bytes} bytes for {what}; the output is \
+                 left empty (cap its size, or take the lists in chunks)"
+            ),
+            Error::OutputTooLarge {
+                what,
+                at_least,
+                cap,
+            } => write!(
+                f,
+                "the output would hold at least {at_least} {what}, more than its cap of {cap}; \
+                 the output is left empty (raise the cap, or take the lists in chunks)"
             ),
         }
     }

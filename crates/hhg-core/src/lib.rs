@@ -17,7 +17,7 @@
 //! let mut grid = Grid::new(1.0f32)?;
 //! grid.build(&points)?;
 //! let mut lists = NeighborLists::default();
-//! grid.neighbor_lists(&mut lists);
+//! grid.neighbor_lists(&mut lists)?;
 //! assert_eq!(lists.neighbors(0), &[1]);
 //! assert_eq!(lists.neighbors(1), &[0]);
 //! assert!(lists.neighbors(2).is_empty());
@@ -34,6 +34,7 @@ mod grid;
 mod instances;
 mod kernel;
 mod lists;
+mod memory;
 mod pairs;
 mod parallel;
 pub mod periodic;
@@ -53,7 +54,8 @@ pub use grid::{Grid, RunTimeDispatch};
 #[cfg(debug_assertions)]
 #[doc(hidden)]
 pub use instances::shared_entry_points;
-pub use lists::{ListOrder, ListPass, NeighborLists};
+pub use lists::{ListChunk, ListOrder, ListPass, NeighborLists};
+pub use memory::PairSink;
 pub use pairs::PairList;
 pub use real::Real;
 pub use scheme::{CoreScheme, FixedRadiusScheme, SchemeStats};

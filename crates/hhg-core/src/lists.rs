@@ -7,6 +7,7 @@
 //! they are hot in cache. The per-list counts then give the offsets, and each unit copies its
 //! lists to their final place.
 
+mod chunks;
 mod cross;
 mod gather;
 mod in_order;
@@ -15,8 +16,11 @@ mod self_lists;
 
 use rayon::prelude::*;
 
+pub use chunks::ListChunk;
+
 use crate::error::Error;
 use crate::kernel::{MaskKernel, PackedCandidates};
+use crate::memory::{check_cap, try_reserve_total, try_resize};
 use crate::parallel::{DisjointSlice, exclusive_scan, keep_larger, prefetch, reserve_with_slack};
 use crate::real::Real;
 use crate::smallsort::sort_padded;
@@ -83,6 +87,8 @@ pub struct NeighborLists<T: Real> {
     pub(crate) from_pairs: FromPairs<T>,
     /// Scratch of the periodic search: the lists of every point and ghost image.
     pub(crate) images: ImageLists<T>,
+    /// The most entries the lists may hold ([`NeighborLists::set_max_entries`]).
+    max_entries: Option<usize>,
 }
 
 /// The lists of a periodic search's points and their ghost images, merged into the points'
@@ -135,6 +141,11 @@ struct UnitBuffer<T> {
     sort_distances: Vec<T>,
     /// The candidates packed for the current batch.
     packed: PackedCandidates<T>,
+    /// The most entries the output may hold: a unit alone past it fails.
+    cap: usize,
+    /// Why the unit stopped short (no memory, or past the cap); its lists are then
+    /// incomplete and the pass fails.
+    failure: Option<Error>,
     /// Lists checked in a row that did not ascend (see [`UnitBuffer::sort_gathered`]).
     unsorted_streak: u32,
     /// The runs of consecutive sorted positions of a unit of the pass for input nearly in
@@ -189,25 +200,71 @@ impl<T: Real> UnitBuffer<T> {
 }
 
 impl<T: Copy + Default> UnitBuffer<T> {
-    /// Empties the buffer for `lists` searching points, with room to record them all.
-    fn start(&mut self, lists: usize) {
+    /// Empties the buffer for `lists` searching points of an output capped at `cap`
+    /// entries, with room to record them all.
+    fn start(&mut self, lists: usize, cap: usize) {
         self.filled = 0;
         self.unsorted_streak = 0;
         self.slots.clear();
         self.lens.clear();
+        self.cap = cap;
+        self.failure = None;
         reserve_with_slack(&mut self.slots, lists);
         reserve_with_slack(&mut self.lens, lists);
     }
 
     /// Makes `entries[..len]` (and the distances, when requested) addressable, growing the
-    /// buffers only past their high-water mark.
-    fn reserve_entries(&mut self, len: usize, with_distances: bool) {
-        if self.entries.len() < len {
-            self.entries.resize(len, 0);
+    /// buffers only past their high-water mark. False, with the reason recorded, when the
+    /// unit's lists already pass the output's cap or the memory is not there: the caller
+    /// then gathers nothing more.
+    #[inline(always)]
+    #[must_use]
+    fn reserve_entries(&mut self, len: usize, with_distances: bool) -> bool {
+        if self.entries.len() >= len
+            && (!with_distances || self.distances.len() >= len)
+            && self.filled <= self.cap
+        {
+            return true;
         }
-        if with_distances && self.distances.len() < len {
-            self.distances.resize(len, T::default());
+        self.grow_entries(len, with_distances)
+    }
+
+    #[cold]
+    fn grow_entries(&mut self, len: usize, with_distances: bool) -> bool {
+        if self.failure.is_some() {
+            return false;
         }
+        let grown = check_cap("list entries", self.filled, self.cap)
+            .and_then(|()| {
+                if self.entries.len() < len {
+                    try_resize(&mut self.entries, len, 0, "a work unit's list entries")?;
+                }
+                Ok(())
+            })
+            .and_then(|()| {
+                if with_distances && self.distances.len() < len {
+                    let what = "a work unit's list distances";
+                    try_resize(&mut self.distances, len, T::default(), what)?;
+                }
+                Ok(())
+            });
+        match grown {
+            Ok(()) => true,
+            Err(error) => {
+                self.failure = Some(error);
+                false
+            }
+        }
+    }
+
+    /// Whether the unit stopped short: then drops its incomplete lists (the unit holds no
+    /// list, so the pass may still place it) and hands over the reason.
+    fn take_failure(&mut self) -> Option<Error> {
+        let failure = self.failure.take()?;
+        self.filled = 0;
+        self.slots.clear();
+        self.lens.clear();
+        Some(failure)
     }
 
     /// Sorts the `len` entries gathered at `entries[from..]` (in a row of `row`, room for the
@@ -308,6 +365,34 @@ impl<T: Real> NeighborLists<T> {
         self.indices.len()
     }
 
+    /// Caps the lists at `max_entries` entries in all (`None`, the default: no cap). A search
+    /// whose lists would exceed the cap fails with [`Error::OutputTooLarge`] before the lists
+    /// grow past it, and leaves them empty: a guard against a radius or a cloud that would
+    /// take all memory (take such lists in chunks instead, see
+    /// [`Grid::neighbor_lists_in_chunks`](crate::Grid::neighbor_lists_in_chunks)). The scratch
+    /// of the work units in flight may hold up to the cap each before the total is known.
+    pub fn set_max_entries(&mut self, max_entries: Option<usize>) {
+        self.max_entries = max_entries;
+    }
+
+    /// The cap set by [`NeighborLists::set_max_entries`].
+    pub fn max_entries(&self) -> Option<usize> {
+        self.max_entries
+    }
+
+    /// The cap as a count (no cap: `usize::MAX`).
+    fn cap(&self) -> usize {
+        self.max_entries.unwrap_or(usize::MAX)
+    }
+
+    /// Leaves no list and no entry after a failed search (the buffers stay).
+    pub(crate) fn clear_after_failure(&mut self) {
+        self.offsets.clear();
+        self.offsets.push(0);
+        self.indices.clear();
+        self.distances.clear();
+    }
+
     /// Replaces the lists by those of `n` points with the unique pairs `pairs` (each
     /// `[i, j]` with `i != j`, both `< n`, no pair twice): both directions, each list
     /// ascending, no distances. For schemes that find pairs and need CSR lists.
@@ -325,8 +410,7 @@ impl<T: Real> NeighborLists<T> {
                 count: n,
             });
         }
-        self.assign_pairs(n, pairs);
-        Ok(())
+        self.assign_pairs(n, pairs)
     }
 
     /// Replaces the lists by those of `n` objects with the unique pairs that `search` writes
@@ -337,16 +421,24 @@ impl<T: Real> NeighborLists<T> {
     /// nothing.
     ///
     /// Fails with [`Error::PairIndexOutOfRange`], naming the first pair with an index not
-    /// below `n`, and then leaves the lists as they were.
+    /// below `n`, and then leaves the lists as they were; with the error of `search`, or for
+    /// want of memory or past the lists' cap, and then leaves no list.
     pub fn assign_from_pair_search(
         &mut self,
         n: usize,
-        search: impl FnOnce(&mut crate::PairList<T>),
+        search: impl FnOnce(&mut crate::PairList<T>) -> Result<(), Error>,
     ) -> Result<(), Error> {
         let mut pairs = std::mem::take(&mut self.from_pairs.pairs);
         pairs.clear();
-        search(&mut pairs);
-        let result = self.assign_from_pairs(n, pairs.pairs());
+        // Each pair is two entries: the pairs may take half the lists' cap.
+        pairs.set_max_pairs(self.max_entries.map(|cap| cap / 2));
+        let result = search(&mut pairs).and_then(|()| self.assign_from_pairs(n, pairs.pairs()));
+        if let Err(error) = &result
+            && !matches!(error, Error::PairIndexOutOfRange { .. })
+        {
+            self.clear_after_failure();
+        }
+        pairs.clear();
         self.from_pairs.pairs = pairs;
         result
     }
@@ -355,8 +447,17 @@ impl<T: Real> NeighborLists<T> {
     /// directions, each list ascending, no distances. A parallel counting sort of the
     /// directed pairs by their first object, then a sort of each list. Every index must be
     /// below `n`, as it is for the pairs of a build over `n` objects (the counting sort
-    /// panics otherwise).
-    pub(crate) fn assign_pairs(&mut self, n: usize, pairs: &[[u32; 2]]) {
+    /// panics otherwise). Fails for want of memory or past the cap, before the lists grow,
+    /// and then leaves no list.
+    pub(crate) fn assign_pairs(&mut self, n: usize, pairs: &[[u32; 2]]) -> Result<(), Error> {
+        let result = self.assign_pairs_inner(n, pairs);
+        if result.is_err() {
+            self.clear_after_failure();
+        }
+        result
+    }
+
+    fn assign_pairs_inner(&mut self, n: usize, pairs: &[[u32; 2]]) -> Result<(), Error> {
         if n == 0 {
             // The counting sort needs a bucket; no object has no pair.
             debug_assert!(pairs.is_empty(), "pairs of no object");
@@ -365,8 +466,10 @@ impl<T: Real> NeighborLists<T> {
             self.indices.clear();
             self.offsets.clear();
             self.offsets.push(0);
-            return;
+            return Ok(());
         }
+        let total = pairs.len().saturating_mul(2);
+        check_cap("list entries", total, self.cap())?;
         let mut from_pairs = std::mem::take(&mut self.from_pairs);
         let FromPairs {
             keys, order, sort, ..
@@ -374,13 +477,15 @@ impl<T: Real> NeighborLists<T> {
         self.has_distances = false;
         self.distances.clear();
         keys.clear();
+        try_reserve_total(keys, total, "the sort keys of the lists")?;
+        try_reserve_total(order, total, "the sort order of the lists")?;
         keys.extend(pairs.iter().map(|p| p[0]));
         keys.extend(pairs.iter().map(|p| p[1]));
         let mut starts = std::mem::take(&mut self.scan_starts);
         crate::sort::counting_sort(keys, n, &mut starts, order, sort);
-        let total = keys.len();
+        debug_assert_eq!(total, keys.len());
         self.indices.clear();
-        self.indices.resize(total, 0);
+        try_resize(&mut self.indices, total, 0, "the list entries")?;
         let half = pairs.len();
         self.indices
             .par_chunks_mut(1 << 14)
@@ -400,20 +505,25 @@ impl<T: Real> NeighborLists<T> {
         self.for_each_list_mut(|_, list| list.sort_unstable());
         self.scan_starts = starts;
         self.from_pairs = from_pairs;
+        Ok(())
     }
 
     /// Replaces the lists by `n` lists without distances, list `i` holding `count(i)` entries
-    /// that `fill(i, list)` writes (in parallel).
+    /// that `fill(i, list)` writes (in parallel). Fails for want of memory or past the cap,
+    /// before the entries are allocated, and then leaves no list.
     pub(crate) fn assign_with(
         &mut self,
         n: usize,
         count: impl Fn(usize) -> usize + Sync,
         fill: impl Fn(usize, &mut [u32]) + Sync,
-    ) {
+    ) -> Result<(), Error> {
         self.has_distances = false;
         self.distances.clear();
         self.offsets.clear();
-        self.offsets.resize(n + 1, 0);
+        if let Err(error) = try_resize(&mut self.offsets, n + 1, 0, "the list offsets") {
+            self.clear_after_failure();
+            return Err(error);
+        }
         self.offsets[..n]
             .par_iter_mut()
             .enumerate()
@@ -422,9 +532,14 @@ impl<T: Real> NeighborLists<T> {
         let total = exclusive_scan(&mut self.offsets[..n], &mut self.scan);
         self.offsets[n] = total;
         // Only growth writes: every entry below `total` is written by `fill`.
-        self.indices.resize(total, 0);
-        self.indices.truncate(total);
+        let grown = check_cap("list entries", total, self.cap())
+            .and_then(|()| try_resize(&mut self.indices, total, 0, "the list entries"));
+        if let Err(error) = grown {
+            self.clear_after_failure();
+            return Err(error);
+        }
         self.for_each_list_mut(fill);
+        Ok(())
     }
 
     /// Calls `edit(i, list)` on every list's indices, in parallel (no distances may be
@@ -446,13 +561,15 @@ impl<T: Real> NeighborLists<T> {
     }
 
     /// Makes `lists` empty lists, keeping the buffers.
-    fn reset(&mut self, lists: usize, units: usize, with_distances: bool) {
+    fn reset(&mut self, lists: usize, units: usize, with_distances: bool) -> Result<(), Error> {
         self.offsets.clear();
-        self.offsets.resize(lists + 1, 0);
+        try_resize(&mut self.offsets, lists + 1, 0, "the list offsets")?;
         self.has_distances = with_distances;
         if self.buffers.len() < units {
+            try_reserve_total(&mut self.buffers, units, "the work units' lists")?;
             self.buffers.resize_with(units, UnitBuffer::default);
         }
+        Ok(())
     }
 
     /// Empties every list (the searched set is empty).
@@ -462,8 +579,15 @@ impl<T: Real> NeighborLists<T> {
     }
 
     /// Turns the gathered buffers into the CSR arrays: counts to offsets, then each unit
-    /// copies its lists into place (in parallel).
-    fn assemble(&mut self, units: usize) {
+    /// copies its lists into place (in parallel). Fails, before the output grows, where a
+    /// unit stopped short or the total passes the cap.
+    fn assemble(&mut self, units: usize) -> Result<(), Error> {
+        if let Some(error) = self.buffers[..units]
+            .iter_mut()
+            .find_map(UnitBuffer::take_failure)
+        {
+            return Err(error);
+        }
         let lists = self.len();
         let offsets = DisjointSlice::new(&mut self.offsets[..lists]);
         self.buffers[..units].par_iter().for_each(|buffer| {
@@ -478,12 +602,16 @@ impl<T: Real> NeighborLists<T> {
         });
         let total = exclusive_scan(&mut self.offsets[..lists], &mut self.scan);
         self.offsets[lists] = total;
+        check_cap("list entries", total, self.cap())?;
         // Only growth writes: every entry below `total` is overwritten by the copies.
-        self.indices.resize(total, 0);
-        self.indices.truncate(total);
+        try_resize(&mut self.indices, total, 0, "the list entries")?;
         if self.has_distances {
-            self.distances.resize(total, T::default());
-            self.distances.truncate(total);
+            try_resize(
+                &mut self.distances,
+                total,
+                T::default(),
+                "the list distances",
+            )?;
         } else {
             self.distances.clear();
         }
@@ -536,6 +664,7 @@ impl<T: Real> NeighborLists<T> {
                 from += len;
             }
         });
+        Ok(())
     }
 }
 

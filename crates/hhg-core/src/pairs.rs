@@ -4,13 +4,15 @@
 use rayon::prelude::*;
 
 use crate::dispatch::KernelTask;
+use crate::error::Error;
 use crate::geometry::{CellTable, Kernel};
 use crate::grid::{Grid, Ranges};
 use crate::kernel::{
     MaskKernel, ROW_SLACK, ScalarKernel, SimdKernel, for_each_hit, gather_point, scan_batch,
 };
+use crate::memory::{PairSink, check_cap, out_of_memory, try_resize};
 use crate::parallel::{
-    DisjointSlice, MIN_ROOM, candidate_room, collect_unit_pairs, exclusive_scan, reserve_with_slack,
+    DisjointSlice, MIN_ROOM, candidate_room, collect_unit_pairs, exclusive_scan, with_slack,
 };
 use crate::real::Real;
 
@@ -24,7 +26,9 @@ pub struct PairList<T: Real> {
     has_distances: bool,
     unit_pairs: Vec<UnitPairs<T>>,
     /// The per-unit buffers of pairs found without distances ([`PairList::collect_units`]).
-    unit_buffers: Vec<Vec<[u32; 2]>>,
+    unit_buffers: Vec<PairSink>,
+    /// The most pairs the list may hold ([`PairList::set_max_pairs`]).
+    max_pairs: Option<usize>,
     unit_offsets: Vec<usize>,
     scan: Vec<usize>,
 }
@@ -36,12 +40,58 @@ struct UnitPairs<T> {
     distances: Vec<T>,
     /// The gather row of one point.
     scratch: Vec<u32>,
+    /// Why the unit stopped short (no memory, or past the output's cap).
+    failure: Option<Error>,
+}
+
+impl<T: Copy> UnitPairs<T> {
+    /// Makes room for `more` pairs (and distances) past those found, within `cap` pairs;
+    /// false, with the reason recorded, when the cap or the allocator refuses.
+    #[inline(always)]
+    fn room_for(&mut self, more: usize, with_distances: bool, cap: usize) -> bool {
+        let wanted = self.pairs.len() + more;
+        if wanted <= self.pairs.capacity()
+            && (!with_distances || wanted <= self.distances.capacity())
+        {
+            return true;
+        }
+        self.grow(wanted, with_distances, cap)
+    }
+
+    #[cold]
+    fn grow(&mut self, wanted: usize, with_distances: bool, cap: usize) -> bool {
+        if let Err(error) = check_cap("pairs", wanted, cap) {
+            self.failure = Some(error);
+            return false;
+        }
+        let room = wanted.max(2 * self.pairs.len()).min(cap.max(wanted));
+        if self
+            .pairs
+            .try_reserve_exact(room - self.pairs.len())
+            .is_err()
+        {
+            self.failure = Some(out_of_memory::<[u32; 2]>(room, "a work unit's pairs"));
+            return false;
+        }
+        if with_distances
+            && self
+                .distances
+                .try_reserve_exact(room - self.distances.len())
+                .is_err()
+        {
+            self.failure = Some(out_of_memory::<T>(room, "a work unit's pair distances"));
+            return false;
+        }
+        true
+    }
 }
 
 /// The unique pairs of work unit `unit` (bucket range), for [`Grid::run_task`].
 struct PairTask<'a> {
     table: &'a CellTable,
     unit: (u32, u32),
+    /// The most pairs the output may hold.
+    cap: usize,
 }
 
 impl<T: Real> KernelTask<T> for PairTask<'_> {
@@ -49,7 +99,7 @@ impl<T: Real> KernelTask<T> for PairTask<'_> {
 
     #[inline(always)]
     fn run<K: MaskKernel>(&self, grid: &Grid<T>, buffer: &mut UnitPairs<T>, with_distances: bool) {
-        grid.pairs_unit_with::<K>(self.table, self.unit, buffer, with_distances);
+        grid.pairs_unit_with::<K>(self.table, self.unit, buffer, with_distances, self.cap);
     }
 }
 
@@ -85,15 +135,13 @@ impl<T: Real> PairList<T> {
                     + 4 * buffer.scratch.capacity()
             })
             .sum();
+        let sink_bytes: usize = self.unit_buffers.iter().map(PairSink::heap_bytes).sum();
         8 * self.pairs.capacity()
             + size_of::<T>() * self.distances.capacity()
             + size_of::<UnitPairs<T>>() * self.unit_pairs.capacity()
             + part_bytes
-            + self
-                .unit_buffers
-                .iter()
-                .map(|buffer| 8 * buffer.capacity())
-                .sum::<usize>()
+            + sink_bytes
+            + size_of::<PairSink>() * self.unit_buffers.capacity()
             + size_of::<usize>() * (self.unit_offsets.capacity() + self.scan.capacity())
     }
 
@@ -104,17 +152,44 @@ impl<T: Real> PairList<T> {
         self.has_distances = false;
     }
 
+    /// Caps the list at `max_pairs` pairs (`None`, the default: no cap). A search whose
+    /// pairs would exceed the cap fails with [`Error::OutputTooLarge`] before the list grows
+    /// past it, and leaves the list empty: a guard against a radius or a scene that would
+    /// take all memory. The scratch of the work units in flight may hold up to the cap each
+    /// before the total is known.
+    pub fn set_max_pairs(&mut self, max_pairs: Option<usize>) {
+        self.max_pairs = max_pairs;
+    }
+
+    /// The cap set by [`PairList::set_max_pairs`].
+    pub fn max_pairs(&self) -> Option<usize> {
+        self.max_pairs
+    }
+
+    /// The cap as a count (no cap: `usize::MAX`).
+    fn cap(&self) -> usize {
+        self.max_pairs.unwrap_or(usize::MAX)
+    }
+
     /// Replaces the list by pairs without distances found in `units` work units in parallel:
-    /// `fill(unit, buffer)` pushes the pairs of unit `unit` (each `[i, j]` with `i < j`) into
-    /// the empty `buffer`, and the units' pairs follow each other in unit order, so the
-    /// result does not depend on the thread count. The units' buffers stay in the list, so a
+    /// `fill(unit, sink)` pushes the pairs of unit `unit` (each `[i, j]` with `i < j`) into
+    /// the empty `sink`, and the units' pairs follow each other in unit order, so the
+    /// result does not depend on the thread count. The units' sinks stay in the list, so a
     /// repeated call allocates nothing. For searches built from
     /// [`building_blocks`](crate::building_blocks) (the sibling crates' schemes, the broad
     /// phase) that report their pairs in a `PairList` like [`Grid::pairs`].
-    pub fn collect_units(&mut self, units: usize, fill: impl Fn(usize, &mut Vec<[u32; 2]>) + Sync) {
+    ///
+    /// Fails with [`Error::OutOfMemory`] or [`Error::OutputTooLarge`] (see
+    /// [`PairList::set_max_pairs`]) and then leaves the list empty.
+    pub fn collect_units(
+        &mut self,
+        units: usize,
+        fill: impl Fn(usize, &mut PairSink) + Sync,
+    ) -> Result<(), Error> {
         self.has_distances = false;
         self.distances.clear();
-        collect_unit_pairs(&mut self.unit_buffers, units, fill, &mut self.pairs);
+        let cap = self.cap();
+        collect_unit_pairs(&mut self.unit_buffers, units, cap, fill, &mut self.pairs)
     }
 }
 
@@ -212,42 +287,62 @@ impl<T: Real> Grid<T> {
     }
 
     /// Every unique pair within the radius, into `out` (reusing its buffers).
-    pub fn pairs(&self, out: &mut PairList<T>) {
-        self.pairs_impl(out, false);
+    ///
+    /// Fails with [`Error::OutOfMemory`] when the pairs (or their scratch) cannot be
+    /// allocated, and with [`Error::OutputTooLarge`] past the list's cap
+    /// ([`PairList::set_max_pairs`]); `out` is then empty and the grid unchanged.
+    pub fn pairs(&self, out: &mut PairList<T>) -> Result<(), Error> {
+        self.pairs_impl(out, false)
     }
 
     /// Like [`Grid::pairs`], with the squared distance of every pair.
-    pub fn pairs_with_distances(&self, out: &mut PairList<T>) {
-        self.pairs_impl(out, true);
+    pub fn pairs_with_distances(&self, out: &mut PairList<T>) -> Result<(), Error> {
+        self.pairs_impl(out, true)
     }
 
-    fn pairs_impl(&self, out: &mut PairList<T>, with_distances: bool) {
-        match self.kernel {
+    fn pairs_impl(&self, out: &mut PairList<T>, with_distances: bool) -> Result<(), Error> {
+        let result = match self.kernel {
             Kernel::Simd => self.pairs_with::<SimdKernel>(out, with_distances),
             Kernel::Scalar => self.pairs_with::<ScalarKernel>(out, with_distances),
+        };
+        if result.is_err() {
+            out.clear();
         }
+        result
     }
 
-    fn pairs_with<K: MaskKernel>(&self, out: &mut PairList<T>, with_distances: bool) {
+    fn pairs_with<K: MaskKernel>(
+        &self,
+        out: &mut PairList<T>,
+        with_distances: bool,
+    ) -> Result<(), Error> {
         out.has_distances = with_distances;
         let Some(table) = self.table.as_ref() else {
             out.pairs.clear();
             out.distances.clear();
-            return;
+            return Ok(());
         };
         // Pass 1: each unit gathers its pairs into its own buffer.
         let units = self.units.len();
         if out.unit_pairs.len() < units {
+            crate::memory::try_reserve_total(&mut out.unit_pairs, units, "the work units' pairs")?;
             out.unit_pairs.resize_with(units, UnitPairs::default);
         }
         let build = self.run_time_build::<K>();
+        let cap = out.cap();
         self.units
             .par_iter()
             .zip(out.unit_pairs[..units].par_iter_mut())
             .for_each(|(&unit, buffer)| {
-                let task = PairTask { table, unit };
+                let task = PairTask { table, unit, cap };
                 self.run_task::<K, _>(&task, buffer, with_distances, build);
             });
+        if let Some(error) = out.unit_pairs[..units]
+            .iter_mut()
+            .find_map(|buffer| buffer.failure.take())
+        {
+            return Err(error);
+        }
         // Pass 2: unit offsets, then each unit copies its pairs into place.
         out.unit_offsets.clear();
         out.unit_offsets.extend(
@@ -258,12 +353,16 @@ impl<T: Real> Grid<T> {
         out.unit_offsets.push(0);
         let total = exclusive_scan(&mut out.unit_offsets[..units], &mut out.scan);
         out.unit_offsets[units] = total;
+        check_cap("pairs", total, cap)?;
         // Only growth writes: every pair below `total` is overwritten by the copies.
-        out.pairs.resize(total, [0, 0]);
-        out.pairs.truncate(total);
+        try_resize(&mut out.pairs, total, [0, 0], "the pairs")?;
         if with_distances {
-            out.distances.resize(total, T::default());
-            out.distances.truncate(total);
+            try_resize(
+                &mut out.distances,
+                total,
+                T::default(),
+                "the pair distances",
+            )?;
         } else {
             out.distances.clear();
         }
@@ -282,6 +381,7 @@ impl<T: Real> Grid<T> {
                     unsafe { distances.range_mut(start, len) }.copy_from_slice(&buffer.distances);
                 }
             });
+        Ok(())
     }
 
     /// Gathers the unique pairs of work unit `unit` into `buffer` with kernel `K`: each point
@@ -294,16 +394,22 @@ impl<T: Real> Grid<T> {
         unit: (u32, u32),
         buffer: &mut UnitPairs<T>,
         with_distances: bool,
+        cap: usize,
     ) {
         buffer.pairs.clear();
         buffer.distances.clear();
+        buffer.failure = None;
         let columns = self.sorted.padded();
         let order = &self.order[..];
         for_each_pair_point!(self, table, unit, |p, ranges| {
             let point = self.sorted.point(p as usize);
             let row = ranges.candidates() + ROW_SLACK;
-            if buffer.scratch.len() < row {
-                buffer.scratch.resize(candidate_room(row), 0);
+            if buffer.scratch.len() < row
+                && let Err(error) =
+                    try_resize(&mut buffer.scratch, candidate_room(row), 0, "a gather row")
+            {
+                buffer.failure = Some(error);
+                return;
             }
             // With distances the hits are sorted positions (to find their coordinates),
             // else the caller's indices (`IDS`). A macro, not a closure: see above.
@@ -332,6 +438,9 @@ impl<T: Real> Grid<T> {
             } else {
                 gather!(true)
             };
+            if !buffer.room_for(hits, with_distances, cap) {
+                return;
+            }
             let i = order[p as usize];
             for &found in &buffer.scratch[..hits] {
                 let j = if with_distances {
@@ -351,10 +460,15 @@ impl<T: Real> Grid<T> {
         // the next step allocates nothing unless it grows by more. Doubling alone left a
         // unit just below a power of two short; an eighth alone, the small last unit of a
         // set (1,806 pairs, then 2,089).
-        let room = buffer.pairs.len() + MIN_ROOM;
-        reserve_with_slack(&mut buffer.pairs, room);
-        if with_distances {
-            reserve_with_slack(&mut buffer.distances, room);
+        // A hint only: without the memory, the next step grows as it goes.
+        let room = with_slack(buffer.pairs.len() + MIN_ROOM).min(cap);
+        if buffer.pairs.capacity() < room {
+            let _ = buffer.pairs.try_reserve_exact(room - buffer.pairs.len());
+        }
+        if with_distances && buffer.distances.capacity() < room {
+            let _ = buffer
+                .distances
+                .try_reserve_exact(room - buffer.distances.len());
         }
     }
 

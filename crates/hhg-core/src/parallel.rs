@@ -6,6 +6,9 @@ use std::marker::PhantomData;
 
 use rayon::prelude::*;
 
+use crate::error::Error;
+use crate::memory::{PairSink, check_cap, try_reserve_total, try_resize};
+
 /// A slice that several rayon tasks write to at positions they own exclusively.
 ///
 /// Used where the owner of a position is known only through data (a permutation, the
@@ -214,43 +217,59 @@ pub(crate) fn copy_streaming<T: bytemuck::Pod>(src: &[T], dst: &mut [std::mem::M
     dst.write_copy_of_slice(src);
 }
 
-/// Runs `fill(u, buffer)` for every work unit `u < units` in parallel, each into its own
-/// buffer `buffers[u]` (cleared first), then writes the buffers back to back into `out` in
-/// unit order, so the output does not depend on the thread count. `buffers` grows to `units`
-/// buffers and is kept by the caller, so a repeated collection allocates nothing once the
-/// buffers and `out` have grown.
+/// Runs `fill(u, sink)` for every work unit `u < units` in parallel, each into its own
+/// sink `sinks[u]` (emptied first), then writes the sinks back to back into `out` in unit
+/// order, so the output does not depend on the thread count. `sinks` grows to `units` sinks
+/// and is kept by the caller, so a repeated collection allocates nothing once the sinks and
+/// `out` have grown.
+///
+/// Nothing aborts for want of memory: a sink that could not grow, a unit alone past `cap`
+/// pairs, or a total past it fails the collection ([`Error::OutOfMemory`] or
+/// [`Error::OutputTooLarge`], the first unit's reason), before `out` grows; `out` is then
+/// left empty.
 ///
 /// The pair searches of the sibling crates (hhg-xor's tables, hhg-group's group table) and
 /// the broad phase ([`crate::PairList::collect_units`]) collect their pairs with it.
 pub fn collect_unit_pairs(
-    buffers: &mut Vec<Vec<[u32; 2]>>,
+    sinks: &mut Vec<PairSink>,
     units: usize,
-    fill: impl Fn(usize, &mut Vec<[u32; 2]>) + Sync,
+    cap: usize,
+    fill: impl Fn(usize, &mut PairSink) + Sync,
     out: &mut Vec<[u32; 2]>,
-) {
-    if buffers.len() < units {
-        buffers.resize_with(units, Vec::new);
+) -> Result<(), Error> {
+    out.clear();
+    if sinks.len() < units {
+        try_reserve_total(sinks, units, "the work units' pair buffers")?;
+        sinks.resize_with(units, PairSink::default);
     }
-    let buffers = &mut buffers[..units];
-    buffers.par_iter_mut().enumerate().for_each(|(u, buffer)| {
-        buffer.clear();
-        fill(u, buffer);
+    let sinks = &mut sinks[..units];
+    sinks.par_iter_mut().enumerate().for_each(|(u, sink)| {
+        sink.start(cap);
+        fill(u, sink);
     });
-    let total = buffers.iter().map(Vec::len).sum();
+    if let Some(error) = sinks.iter_mut().find_map(PairSink::take_failure) {
+        return Err(error);
+    }
+    let total = sinks
+        .iter()
+        .map(PairSink::len)
+        .fold(0usize, usize::saturating_add);
+    check_cap("pairs", total, cap)?;
     // Only growth writes: every pair below `total` is overwritten by the copies.
-    out.resize(total, [0, 0]);
-    copy_back_to_back(buffers, out);
+    try_resize(out, total, [0, 0], "the pairs")?;
+    copy_back_to_back(sinks, out);
+    Ok(())
 }
 
-/// Copies `buffers` back to back into `out`, whose length is their total, halving the list
-/// of buffers in parallel (no list of the output's pieces to allocate).
-fn copy_back_to_back(buffers: &[Vec<[u32; 2]>], out: &mut [[u32; 2]]) {
-    match buffers {
+/// Copies `sinks` back to back into `out`, whose length is their total, halving the list
+/// of sinks in parallel (no list of the output's pieces to allocate).
+fn copy_back_to_back(sinks: &[PairSink], out: &mut [[u32; 2]]) {
+    match sinks {
         [] => debug_assert!(out.is_empty()),
-        [buffer] => out.copy_from_slice(buffer),
+        [sink] => out.copy_from_slice(sink.pairs()),
         _ => {
-            let (low, high) = buffers.split_at(buffers.len() / 2);
-            let low_len = low.iter().map(Vec::len).sum();
+            let (low, high) = sinks.split_at(sinks.len() / 2);
+            let low_len = low.iter().map(PairSink::len).sum();
             let (low_out, high_out) = out.split_at_mut(low_len);
             rayon::join(
                 || copy_back_to_back(low, low_out),

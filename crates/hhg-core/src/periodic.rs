@@ -15,6 +15,7 @@ use crate::error::Error;
 use crate::geometry::{CELL_MARGIN, Kernel, Points, first_non_finite};
 use crate::grid::{Grid, check_radius};
 use crate::lists::NeighborLists;
+use crate::memory::{check_cap, try_reserve_total};
 use crate::pairs::PairList;
 use crate::parallel::{DisjointSlice, exclusive_scan};
 use crate::real::Real;
@@ -173,6 +174,8 @@ pub struct PeriodicPairList<T: Real> {
     has_distances: bool,
     /// The pairs of points and ghost images that the grid finds, mapped into `pairs`.
     image_pairs: PairList<T>,
+    /// The most pairs the list may hold ([`PeriodicPairList::set_max_pairs`]).
+    max_pairs: Option<usize>,
 }
 
 impl<T: Real> PeriodicPairList<T> {
@@ -203,6 +206,17 @@ impl<T: Real> PeriodicPairList<T> {
             + size_of::<T>() * self.distances.capacity()
             + self.image_pairs.heap_bytes()
     }
+
+    /// Caps the list at `max_pairs` pairs (`None`, the default: no cap); see
+    /// [`PairList::set_max_pairs`]. The search fails with [`Error::OutputTooLarge`] past it.
+    pub fn set_max_pairs(&mut self, max_pairs: Option<usize>) {
+        self.max_pairs = max_pairs;
+    }
+
+    /// The cap set by [`PeriodicPairList::set_max_pairs`].
+    pub fn max_pairs(&self) -> Option<usize> {
+        self.max_pairs
+    }
 }
 
 /// Fixed-radius search in a periodic box: the minimum-image pairs within the radius.
@@ -220,7 +234,7 @@ impl<T: Real> PeriodicPairList<T> {
 /// let mut search = PeriodicSearch::new(1.0, PeriodicBox::cubic([0.0; 3], [10.0; 3]))?;
 /// search.build(&points)?;
 /// let mut pairs = PeriodicPairList::default();
-/// search.pairs(&mut pairs);
+/// search.pairs(&mut pairs)?;
 /// assert_eq!(pairs.len(), 1);
 /// let pair = pairs.pairs()[0];
 /// assert_eq!((pair.i, pair.j, pair.shift), (0, 1, [-1, 0, 0]));
@@ -422,34 +436,61 @@ impl<T: Real> PeriodicSearch<T> {
 
     /// The minimum-image pairs within the radius, `i < j`, each once, into `out` (refilled,
     /// without distances), in an order that does not depend on the thread count.
-    pub fn pairs(&self, out: &mut PeriodicPairList<T>) {
-        self.fill_pairs(out, false);
+    ///
+    /// Fails with [`Error::OutOfMemory`] or [`Error::OutputTooLarge`] (past the list's cap,
+    /// [`PeriodicPairList::set_max_pairs`]) and then leaves `out` empty.
+    pub fn pairs(&self, out: &mut PeriodicPairList<T>) -> Result<(), Error> {
+        self.fill_pairs(out, false)
     }
 
     /// [`PeriodicSearch::pairs`] with the squared minimum-image distance of each pair
     /// ([`PeriodicBox::image_distance_squared`] of the wrapped positions).
-    pub fn pairs_with_distances(&self, out: &mut PeriodicPairList<T>) {
-        self.fill_pairs(out, true);
+    pub fn pairs_with_distances(&self, out: &mut PeriodicPairList<T>) -> Result<(), Error> {
+        self.fill_pairs(out, true)
     }
 
     /// The pairs of points and ghosts that the grid finds, each kept once (its canonical
     /// copy) and mapped to the caller's points and shift.
-    fn fill_pairs(&self, out: &mut PeriodicPairList<T>, with_distances: bool) {
+    fn fill_pairs(&self, out: &mut PeriodicPairList<T>, with_distances: bool) -> Result<(), Error> {
+        let result = self.fill_pairs_inner(out, with_distances);
+        if result.is_err() {
+            out.pairs.clear();
+            out.distances.clear();
+            out.image_pairs.clear();
+        }
+        result
+    }
+
+    fn fill_pairs_inner(
+        &self,
+        out: &mut PeriodicPairList<T>,
+        with_distances: bool,
+    ) -> Result<(), Error> {
         let PeriodicPairList {
             pairs: out_pairs,
             distances: out_distances,
             has_distances,
             image_pairs,
+            max_pairs,
         } = out;
-        if with_distances {
-            self.grid.pairs_with_distances(image_pairs);
-        } else {
-            self.grid.pairs(image_pairs);
-        }
         out_pairs.clear();
         out_distances.clear();
+        // A pair is found at most once per combination of axes on which both of its members
+        // are shifted (8): the images' pairs may take eight times the cap.
+        image_pairs.set_max_pairs(max_pairs.map(|cap| cap.saturating_mul(8)));
+        if with_distances {
+            self.grid.pairs_with_distances(image_pairs)?;
+        } else {
+            self.grid.pairs(image_pairs)?;
+        }
         *has_distances = with_distances;
         let image_distances = image_pairs.distances_squared();
+        // Room for every image pair: the canonical copies are at most as many.
+        let room = image_pairs.len();
+        try_reserve_total(out_pairs, room, "the periodic pairs")?;
+        if with_distances {
+            try_reserve_total(out_distances, room, "the periodic pair distances")?;
+        }
         for (k, &[a, b]) in image_pairs.pairs().iter().enumerate() {
             let (sa, sb) = (self.shift_of(a), self.shift_of(b));
             if !canonical(sa, sb) {
@@ -474,6 +515,7 @@ impl<T: Real> PeriodicSearch<T> {
                 out_distances.push(image_distances[k]);
             }
         }
+        check_cap("pairs", out_pairs.len(), max_pairs.unwrap_or(usize::MAX))
     }
 
     /// The shift of a point (none) or ghost of the extended set.
@@ -499,15 +541,30 @@ impl<T: Real> PeriodicSearch<T> {
     /// The grid gathers the lists of every point and ghost in one pass; a point's list is
     /// then its own list plus the canonical entries of its ghosts' lists, each mapped to its
     /// original point and sorted where a ghost took part.
-    pub fn neighbor_lists(&self, lists: &mut NeighborLists<T>) {
+    ///
+    /// Fails for want of memory or past the lists' cap
+    /// ([`NeighborLists::set_max_entries`]); `lists` then holds no list.
+    pub fn neighbor_lists(&self, lists: &mut NeighborLists<T>) -> Result<(), Error> {
         let mut extended = lists.images.0.take().unwrap_or_default();
-        self.grid.neighbor_lists(&mut extended);
-        self.merge_image_lists(&extended, lists);
+        // Each entry is found at most once per combination of shifted axes (8).
+        extended.set_max_entries(lists.max_entries().map(|cap| cap.saturating_mul(8)));
+        let result = self
+            .grid
+            .neighbor_lists(&mut extended)
+            .and_then(|()| self.merge_image_lists(&extended, lists));
+        if result.is_err() {
+            lists.clear_after_failure();
+        }
         lists.images.0 = Some(extended);
+        result
     }
 
     /// The points' lists from `extended`, the lists of every point and ghost.
-    fn merge_image_lists(&self, extended: &NeighborLists<T>, lists: &mut NeighborLists<T>) {
+    fn merge_image_lists(
+        &self,
+        extended: &NeighborLists<T>,
+        lists: &mut NeighborLists<T>,
+    ) -> Result<(), Error> {
         let n = self.len;
         let ghosts_of = |i: usize| {
             let (lo, hi) = (self.images.ghost_starts[i], self.images.ghost_starts[i + 1]);
@@ -548,7 +605,7 @@ impl<T: Real> PeriodicSearch<T> {
                 out.sort_unstable();
             }
         };
-        lists.assign_with(n, count, fill);
+        lists.assign_with(n, count, fill)
     }
 }
 

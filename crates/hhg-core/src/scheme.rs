@@ -99,10 +99,15 @@ pub trait FixedRadiusScheme<T: Real>: Send + Sync {
 
     /// Every pair `[i, j]` within the radius, `i < j`, exactly once, into `out` (without
     /// distances, refilled), in an order that does not depend on the thread count.
-    fn pairs(&self, out: &mut PairList<T>);
+    ///
+    /// Fails with [`Error::OutOfMemory`] or [`Error::OutputTooLarge`] (past the list's cap,
+    /// [`PairList::set_max_pairs`]) and then leaves `out` empty.
+    fn pairs(&self, out: &mut PairList<T>) -> Result<(), Error>;
 
     /// Per-point neighbour lists in CSR form, both directions, each ascending.
-    fn neighbor_lists(&self, out: &mut NeighborLists<T>);
+    ///
+    /// Fails as [`FixedRadiusScheme::pairs`] does and then leaves no list.
+    fn neighbor_lists(&self, out: &mut NeighborLists<T>) -> Result<(), Error>;
 
     /// Calls `visit(i, j)` for every pair (`i < j`), sequentially; stores nothing.
     fn for_each_pair(&self, visit: &mut dyn FnMut(u32, u32));
@@ -158,12 +163,12 @@ impl<T: Real> FixedRadiusScheme<T> for CoreScheme<T> {
         self.grid.len()
     }
 
-    fn pairs(&self, out: &mut PairList<T>) {
-        self.grid.pairs(out);
+    fn pairs(&self, out: &mut PairList<T>) -> Result<(), Error> {
+        self.grid.pairs(out)
     }
 
-    fn neighbor_lists(&self, out: &mut NeighborLists<T>) {
-        self.grid.neighbor_lists(out);
+    fn neighbor_lists(&self, out: &mut NeighborLists<T>) -> Result<(), Error> {
+        self.grid.neighbor_lists(out)
     }
 
     fn for_each_pair(&self, visit: &mut dyn FnMut(u32, u32)) {

@@ -47,6 +47,8 @@ pub struct NeighborSearch<T: Real> {
     kernel: Kernel,
     list_order: ListOrder,
     with_distances: bool,
+    /// The cap on the entries of each pair of sets' lists.
+    max_entries: Option<usize>,
     sets: Vec<PointSet<T>>,
     /// `active[a][b]`: set `a` searches set `b`.
     active: Vec<Vec<bool>>,
@@ -65,6 +67,7 @@ impl<T: Real> NeighborSearch<T> {
             kernel: Kernel::Simd,
             list_order: ListOrder::Ascending,
             with_distances: false,
+            max_entries: None,
             sets: Vec::new(),
             active: Vec::new(),
             lists: Vec::new(),
@@ -119,6 +122,18 @@ impl<T: Real> NeighborSearch<T> {
                 row.fill(false);
             }
         }
+    }
+
+    /// Caps the lists of each pair of sets at `max_entries` entries (`None`, the default: no
+    /// cap; see [`NeighborLists::set_max_entries`]): a search past it fails with
+    /// [`Error::OutputTooLarge`] before the lists grow past it.
+    pub fn set_max_entries(&mut self, max_entries: Option<usize>) {
+        self.max_entries = max_entries;
+    }
+
+    /// The cap set by [`NeighborSearch::set_max_entries`].
+    pub fn max_entries(&self) -> Option<usize> {
+        self.max_entries
     }
 
     /// How many sets the search holds.
@@ -253,6 +268,11 @@ impl<T: Real> NeighborSearch<T> {
     /// Computes the lists of every active pair of sets. Dynamic sets must have been given
     /// their positions for this step with [`NeighborSearch::update_positions`] (each call
     /// rebuilds that set's grid); lists between two static sets are computed once.
+    ///
+    /// Fails with [`Error::OutOfMemory`] when lists cannot be allocated, or with
+    /// [`Error::OutputTooLarge`] past their cap ([`NeighborSearch::set_max_entries`]); the
+    /// lists of that pair of sets are then empty and not searched, those searched before it
+    /// in this call are fresh.
     pub fn find_neighbors(&mut self) -> Result<(), Error> {
         let sets = self.sets.len();
         for a in 0..sets {
@@ -264,17 +284,22 @@ impl<T: Real> NeighborSearch<T> {
                     continue;
                 }
                 let lists = &mut self.lists[a][b];
-                if a == b && self.with_distances {
-                    self.sets[a].grid.neighbor_lists_with_distances(lists);
+                lists.set_max_entries(self.max_entries);
+                let searched = if a == b && self.with_distances {
+                    self.sets[a].grid.neighbor_lists_with_distances(lists)
                 } else if a == b {
-                    self.sets[a].grid.neighbor_lists(lists);
+                    self.sets[a].grid.neighbor_lists(lists)
                 } else {
                     let searching = &self.sets[a].grid;
                     self.sets[b]
                         .grid
-                        .lists_for_into(searching, lists, self.with_distances);
-                }
-                self.fresh[a][b] = true;
+                        .lists_for_into(searching, lists, self.with_distances)
+                };
+                // Lists that could not be made (no memory, or past their cap) are empty
+                // and not searched: `neighbors` gives `None` for them until a search
+                // succeeds.
+                self.fresh[a][b] = searched.is_ok();
+                searched?;
             }
         }
         Ok(())

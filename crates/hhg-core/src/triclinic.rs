@@ -647,7 +647,8 @@ impl<T: Real> AllImagesSearch<T> {
     /// The pairs within the cutoff, into `out` (refilled), sorted by `(i, j, shift)`, with
     /// their distances and vectors. The order does not depend on the thread count.
     ///
-    /// Fails only when memory runs out (reserved for that; the error cannot occur today).
+    /// Fails with [`Error::OutOfMemory`] when the candidate pairs cannot be allocated, and
+    /// then leaves `out` empty.
     pub fn pairs(&self, set: PairSet, out: &mut ImagePairList<T>) -> Result<(), Error> {
         let ImagePairList {
             pairs,
@@ -664,7 +665,12 @@ impl<T: Real> AllImagesSearch<T> {
             vectors.clear();
             return Ok(());
         }
-        self.grid.pairs(candidates);
+        if let Err(error) = self.grid.pairs(candidates) {
+            pairs.clear();
+            distances.clear();
+            vectors.clear();
+            return Err(error);
+        }
         let n = self.points.len();
         let cutoff = self.cutoff.to_f64();
         let limit = cutoff * cutoff;

@@ -169,8 +169,8 @@ fn allocations_after_warm_up(
             if adopt {
                 grid.adopt_cell_order();
             }
-            grid.neighbor_lists(&mut lists);
-            grid.pairs(&mut pairs);
+            grid.neighbor_lists(&mut lists).unwrap();
+            grid.pairs(&mut pairs).unwrap();
         }
         let buckets = grid.table().unwrap().buckets();
 
@@ -196,8 +196,8 @@ fn allocations_after_warm_up(
                 "the adopted grid is not in cell order"
             );
         }
-        grid.neighbor_lists(&mut lists);
-        grid.pairs(&mut pairs);
+        grid.neighbor_lists(&mut lists).unwrap();
+        grid.pairs(&mut pairs).unwrap();
         ARMED.store(false, Ordering::SeqCst);
         MeasuredStep {
             counted: COUNT.load(Ordering::SeqCst),
@@ -360,11 +360,11 @@ fn repeated_broad_and_periodic_searches_allocate_nothing() {
             scene.set_aabb(*handle, moved).unwrap();
         }
         let mut search = || {
-            broad.pairs(&mut broad_pairs);
+            broad.pairs(&mut broad_pairs).unwrap();
             let mut visited = 0usize;
             broad.for_each_pair(|_, _| visited += 1);
-            periodic.pairs_with_distances(&mut periodic_pairs);
-            periodic.neighbor_lists(&mut lists);
+            periodic.pairs_with_distances(&mut periodic_pairs).unwrap();
+            periodic.neighbor_lists(&mut lists).unwrap();
             scene.detect(&mut scene_pairs).unwrap();
             visited
         };

@@ -67,7 +67,7 @@ fn build<T: TestReal>(
 /// The pairs of `broad`, as a vector.
 fn pair_vec<T: TestReal>(broad: &BroadPhase<T>) -> Vec<[u32; 2]> {
     let mut list = PairList::default();
-    broad.pairs(&mut list);
+    broad.pairs(&mut list).unwrap();
     assert!(
         list.distances_squared().is_none(),
         "boxes have no distances"

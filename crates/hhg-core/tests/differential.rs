@@ -62,7 +62,7 @@ fn run_path<T: TestReal>(
     assert_eq!(grid.table().is_none(), points.is_empty(), "{what}: table()");
 
     let mut lists = NeighborLists::default();
-    grid.neighbor_lists(&mut lists);
+    grid.neighbor_lists(&mut lists).unwrap();
     check_lists(&format!("{what}: neighbor_lists"), &lists, &expected.lists);
     check_excludes_self(&format!("{what}: neighbor_lists"), &lists);
     assert!(
@@ -71,13 +71,13 @@ fn run_path<T: TestReal>(
     );
 
     let mut lists_d = NeighborLists::default();
-    grid.neighbor_lists_with_distances(&mut lists_d);
+    grid.neighbor_lists_with_distances(&mut lists_d).unwrap();
     let label = format!("{what}: neighbor_lists_with_distances");
     check_lists(&label, &lists_d, &expected.lists);
     check_list_distances(&label, &lists_d, points, points);
 
     let mut pairs = PairList::default();
-    grid.pairs(&mut pairs);
+    grid.pairs(&mut pairs).unwrap();
     check_pairs(&format!("{what}: pairs"), pairs.pairs(), &expected.pairs);
     assert_eq!(pairs.len(), expected.pairs.len(), "{what}: PairList::len");
     assert_eq!(
@@ -91,7 +91,7 @@ fn run_path<T: TestReal>(
     );
 
     let mut pairs_d = PairList::default();
-    grid.pairs_with_distances(&mut pairs_d);
+    grid.pairs_with_distances(&mut pairs_d).unwrap();
     let label = format!("{what}: pairs_with_distances");
     assert_same_seq(&label, pairs_d.pairs(), pairs.pairs());
     let pair_d2 = pairs_d
@@ -175,12 +175,13 @@ fn run_path<T: TestReal>(
     // One set searching another grid, both directions.
     let second_grid = build_grid(second, scene.radius, kernel);
     let mut cross = NeighborLists::default();
-    grid.lists_for_with_distances(&second_grid, &mut cross);
+    grid.lists_for_with_distances(&second_grid, &mut cross)
+        .unwrap();
     let label = format!("{what}: lists_for (second set searching the scene)");
     check_lists(&label, &cross, &expected.cross);
     check_list_distances(&label, &cross, second, points);
     let mut back = NeighborLists::default();
-    second_grid.lists_for(&grid, &mut back);
+    second_grid.lists_for(&grid, &mut back).unwrap();
     check_lists(
         &format!("{what}: lists_for (scene searching the second set)"),
         &back,
@@ -444,9 +445,9 @@ fn check_reorder<T: TestReal>(scene: &Scene<T>) {
     );
 
     let mut pairs = PairList::default();
-    grid.pairs(&mut pairs);
+    grid.pairs(&mut pairs).unwrap();
     let mut repairs = PairList::default();
-    regrid.pairs(&mut repairs);
+    regrid.pairs(&mut repairs).unwrap();
     let mut mapped: Vec<[u32; 2]> = repairs
         .pairs()
         .iter()
@@ -461,9 +462,9 @@ fn check_reorder<T: TestReal>(scene: &Scene<T>) {
     assert_same_seq(&format!("{what}: pairs mapped back"), &mapped, &original);
 
     let mut lists = NeighborLists::default();
-    grid.neighbor_lists(&mut lists);
+    grid.neighbor_lists(&mut lists).unwrap();
     let mut relists = NeighborLists::default();
-    regrid.neighbor_lists(&mut relists);
+    regrid.neighbor_lists(&mut relists).unwrap();
     // Points in cell order take the path that skips the check and sort of each list.
     let reordered_lists = oracle_self(&reordered, scene.radius);
     check_lists(
@@ -472,7 +473,9 @@ fn check_reorder<T: TestReal>(scene: &Scene<T>) {
         &reordered_lists,
     );
     let mut relists_d = NeighborLists::default();
-    regrid.neighbor_lists_with_distances(&mut relists_d);
+    regrid
+        .neighbor_lists_with_distances(&mut relists_d)
+        .unwrap();
     let label = format!("{what}: lists with distances in cell order");
     check_lists(&label, &relists_d, &reordered_lists);
     check_list_distances(&label, &relists_d, &reordered, &reordered);
@@ -511,9 +514,11 @@ fn check_reorder<T: TestReal>(scene: &Scene<T>) {
         "{what}: adopted in cell order"
     );
     let mut adopted_lists = NeighborLists::default();
-    adopted.neighbor_lists(&mut adopted_lists);
+    adopted.neighbor_lists(&mut adopted_lists).unwrap();
     Csr::of(&adopted_lists).assert_same(&format!("{what}: adopted lists"), &Csr::of(&relists));
-    adopted.neighbor_lists_with_distances(&mut adopted_lists);
+    adopted
+        .neighbor_lists_with_distances(&mut adopted_lists)
+        .unwrap();
     Csr::of(&adopted_lists).assert_same(
         &format!("{what}: adopted lists with distances"),
         &Csr::of(&relists_d),
@@ -523,7 +528,7 @@ fn check_reorder<T: TestReal>(scene: &Scene<T>) {
         "{what}: adopted distances"
     );
     let mut adopted_pairs = PairList::default();
-    adopted.pairs(&mut adopted_pairs);
+    adopted.pairs(&mut adopted_pairs).unwrap();
     assert_same_seq(
         &format!("{what}: adopted pairs"),
         adopted_pairs.pairs(),
@@ -560,7 +565,7 @@ fn check_reorder<T: TestReal>(scene: &Scene<T>) {
         grid.in_cell_order(),
         "{what}: rebuilt after adopting"
     );
-    adopted.neighbor_lists(&mut adopted_lists);
+    adopted.neighbor_lists(&mut adopted_lists).unwrap();
     Csr::of(&adopted_lists).assert_same(&format!("{what}: rebuilt lists"), &Csr::of(&lists));
 }
 
@@ -574,12 +579,12 @@ fn check_soa<T: TestReal>(scene: &Scene<T>) {
     assert_same_seq(&format!("{what}: order()"), soa.order(), aos.order());
     assert_eq!(soa.table(), aos.table(), "{what}: table");
     let (mut a, mut b) = (NeighborLists::default(), NeighborLists::default());
-    aos.neighbor_lists_with_distances(&mut a);
-    soa.neighbor_lists_with_distances(&mut b);
+    aos.neighbor_lists_with_distances(&mut a).unwrap();
+    soa.neighbor_lists_with_distances(&mut b).unwrap();
     Csr::of(&b).assert_same(&format!("{what}: neighbor lists"), &Csr::of(&a));
     let (mut pa, mut pb) = (PairList::default(), PairList::default());
-    aos.pairs(&mut pa);
-    soa.pairs(&mut pb);
+    aos.pairs(&mut pa).unwrap();
+    soa.pairs(&mut pb).unwrap();
     assert_same_seq(&format!("{what}: pairs"), pb.pairs(), pa.pairs());
 }
 
@@ -930,9 +935,9 @@ fn large_set_sampled_oracle<T: TestReal>() {
         let outcome = in_pool(threads, || {
             let grid = build_grid(&points, radius, kernel);
             let mut lists = NeighborLists::default();
-            grid.neighbor_lists(&mut lists);
+            grid.neighbor_lists(&mut lists).unwrap();
             let mut pairs = PairList::default();
-            grid.pairs(&mut pairs);
+            grid.pairs(&mut pairs).unwrap();
             let mut query_lists = NeighborLists::default();
             grid.query(&queries, &mut query_lists).unwrap();
             let outcome = Outcome {
@@ -1025,7 +1030,7 @@ fn lists_in_cell_order_reuse_buffers<T: TestReal>() {
             } else {
                 // The general pass's lists of the random order, renumbered by the order.
                 let mut lists = NeighborLists::default();
-                grid.neighbor_lists(&mut lists);
+                grid.neighbor_lists(&mut lists).unwrap();
                 let mut sorted_position = vec![0u32; n];
                 for (k, &i) in grid.order().iter().enumerate() {
                     sorted_position[i as usize] = k as u32;
@@ -1070,10 +1075,10 @@ fn lists_in_cell_order_reuse_buffers<T: TestReal>() {
                     "{what}: the points are not in cell order"
                 );
                 if k % 2 == 0 {
-                    grid.neighbor_lists_with_distances(&mut lists);
+                    grid.neighbor_lists_with_distances(&mut lists).unwrap();
                     check_list_distances(&what, &lists, ordered, ordered);
                 } else {
-                    grid.neighbor_lists(&mut lists);
+                    grid.neighbor_lists(&mut lists).unwrap();
                     assert!(
                         lists.distances_squared().is_none(),
                         "{what}: stale distances"
@@ -1093,7 +1098,7 @@ fn lists_in_cell_order_reuse_buffers<T: TestReal>() {
                     (0..moved.len()).all(|k| columns.point(k) == moved[k]),
                     "{what}: columns copied while hashing differ from the points"
                 );
-                grid.neighbor_lists(&mut lists);
+                grid.neighbor_lists(&mut lists).unwrap();
                 check_lists(&format!("{what}, again"), &lists, expected);
                 // The same points in random order go through the general pass; the columns
                 // copied while hashing them are replaced by the sorted ones.
@@ -1107,8 +1112,8 @@ fn lists_in_cell_order_reuse_buffers<T: TestReal>() {
                     "{what}: the columns of random input are not in cell order"
                 );
                 let mut shuffled = NeighborLists::default();
-                grid.neighbor_lists(&mut shuffled);
-                grid.neighbor_lists(&mut lists);
+                grid.neighbor_lists(&mut shuffled).unwrap();
+                grid.neighbor_lists(&mut lists).unwrap();
                 Csr::of(&lists).assert_same(&format!("{what}, random order"), &Csr::of(&shuffled));
             });
         }
@@ -1149,9 +1154,9 @@ fn buffers_reused_across_scenes<T: TestReal>() {
         in_pool(2, || {
             grid.build(&points).unwrap();
             if k % 2 == 0 {
-                grid.neighbor_lists_with_distances(&mut lists);
+                grid.neighbor_lists_with_distances(&mut lists).unwrap();
                 check_list_distances(&what, &lists, &points, &points);
-                grid.pairs_with_distances(&mut pairs);
+                grid.pairs_with_distances(&mut pairs).unwrap();
                 check_pair_distances(
                     &what,
                     pairs.pairs(),
@@ -1159,12 +1164,12 @@ fn buffers_reused_across_scenes<T: TestReal>() {
                     &points,
                 );
             } else {
-                grid.neighbor_lists(&mut lists);
+                grid.neighbor_lists(&mut lists).unwrap();
                 assert!(
                     lists.distances_squared().is_none(),
                     "{what}: stale distances"
                 );
-                grid.pairs(&mut pairs);
+                grid.pairs(&mut pairs).unwrap();
                 assert!(
                     pairs.distances_squared().is_none(),
                     "{what}: stale pair distances"
@@ -1197,9 +1202,9 @@ fn empty_grid_clears_reused_lists<T: TestReal>() {
         ("a grid never built", &never_built),
     ] {
         let mut lists = NeighborLists::default();
-        full.neighbor_lists_with_distances(&mut lists);
+        full.neighbor_lists_with_distances(&mut lists).unwrap();
         assert!(lists.total() > 0);
-        grid.neighbor_lists(&mut lists);
+        grid.neighbor_lists(&mut lists).unwrap();
         check_lists(
             &format!("neighbor_lists of {name} ({}) after a search", T::NAME),
             &lists,
@@ -1218,9 +1223,10 @@ fn empty_grid_clears_reused_lists<T: TestReal>() {
         );
 
         let mut lists = NeighborLists::default();
-        full.neighbor_lists_with_distances(&mut lists);
+        full.neighbor_lists_with_distances(&mut lists).unwrap();
         let searching = build_grid(&probe, radius, Kernel::Simd);
-        grid.lists_for_with_distances(&searching, &mut lists);
+        grid.lists_for_with_distances(&searching, &mut lists)
+            .unwrap();
         let what = format!("lists_for against {name} ({}) after a search", T::NAME);
         check_lists(&what, &lists, &vec![Vec::new(); probe.len()]);
         assert_eq!(
@@ -1243,10 +1249,10 @@ fn check_extreme_radius<T: TestReal>(what: &str, radius: T, points: &[[T; 3]], m
     grid.build(points)
         .unwrap_or_else(|e| panic!("{what}: the radius was accepted but the build failed: {e}"));
     let mut pairs = PairList::default();
-    grid.pairs(&mut pairs);
+    grid.pairs(&mut pairs).unwrap();
     check_pairs(&format!("{what}: pairs"), pairs.pairs(), &expected_pairs);
     let mut lists = NeighborLists::default();
-    grid.neighbor_lists(&mut lists);
+    grid.neighbor_lists(&mut lists).unwrap();
     check_lists(
         &format!("{what}: neighbor_lists"),
         &lists,
@@ -1411,7 +1417,7 @@ fn checks_reject_wrong_answers() {
     let points: Vec<[f64; 3]> = uniform_cube(&mut rng, 300, [0.0; 3], 1.0, 30.0);
     let grid = build_grid(&points, 1.0, Kernel::Simd);
     let mut lists = NeighborLists::default();
-    grid.neighbor_lists_with_distances(&mut lists);
+    grid.neighbor_lists_with_distances(&mut lists).unwrap();
     let expected = oracle_self(&points, 1.0);
     check_lists("correct lists", &lists, &expected);
     let i = (0..points.len())
@@ -1540,19 +1546,19 @@ fn lists_in_cell_order_under_contention() {
         grid.build(&ordered).unwrap();
         assert!(grid.in_cell_order(), "the points are not in cell order");
         let mut reference = NeighborLists::default();
-        in_pool(1, || grid.neighbor_lists(&mut reference));
+        in_pool(1, || grid.neighbor_lists(&mut reference)).unwrap();
         let expected = Csr::of(&reference);
         in_pool(8, || {
             for pass in 0..24 {
                 // A fresh output grows past its empty room; a reused one has room.
                 let mut fresh = NeighborLists::default();
                 let mut reused = NeighborLists::default();
-                grid.neighbor_lists(&mut reused);
+                grid.neighbor_lists(&mut reused).unwrap();
                 let (lists, what) = if pass % 2 == 0 {
-                    grid.neighbor_lists(&mut fresh);
+                    grid.neighbor_lists(&mut fresh).unwrap();
                     (&fresh, "a growing output")
                 } else {
-                    grid.neighbor_lists(&mut reused);
+                    grid.neighbor_lists(&mut reused).unwrap();
                     (&reused, "a reused output")
                 };
                 Csr::of(lists).assert_same(&format!("pass {pass}, {what}, 8 threads"), &expected);

@@ -338,7 +338,7 @@ fn span_limit_is_where_documented() {
     let mut grid = Grid::new(1.0f64).unwrap();
     grid.build(&inside).unwrap();
     let mut lists = NeighborLists::default();
-    grid.neighbor_lists(&mut lists);
+    grid.neighbor_lists(&mut lists).unwrap();
     assert_eq!(lists.total(), 0);
     let outside = [[0.0f64; 3], [0.0, 0.0, 1.01 * MAX_SPAN_CELLS]];
     assert!(matches!(

@@ -203,12 +203,16 @@ fn check_scene<T: TestReal>(scene: &Scene<T>, expect_pass: Option<ListPass>) -> 
                     second_grid.set_list_order(list_order);
                     // Twice, so the second pass runs on reused buffers.
                     for _ in 0..2 {
-                        grid.neighbor_lists(&mut lists);
-                        grid.neighbor_lists_with_distances(&mut with_distances);
+                        grid.neighbor_lists(&mut lists).unwrap();
+                        grid.neighbor_lists_with_distances(&mut with_distances)
+                            .unwrap();
                         grid.query(&second, &mut queries).expect("finite queries");
-                        grid.lists_for_with_distances(&second_grid, &mut cross);
+                        grid.lists_for_with_distances(&second_grid, &mut cross)
+                            .unwrap();
                         // The scene's points (in their order) searching the second set.
-                        second_grid.lists_for_with_distances(&grid, &mut back);
+                        second_grid
+                            .lists_for_with_distances(&grid, &mut back)
+                            .unwrap();
                     }
                     if list_order == ListOrder::Ascending {
                         check_lists(&what, &lists, &expected);

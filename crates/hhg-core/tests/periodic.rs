@@ -11,7 +11,7 @@ use hhg_testkit::{
 /// The pairs of a built search, in its order.
 fn pairs_of<T: TestReal>(search: &PeriodicSearch<T>) -> Vec<PeriodicPair> {
     let mut pairs = PeriodicPairList::default();
-    search.pairs(&mut pairs);
+    search.pairs(&mut pairs).unwrap();
     assert_eq!(pairs.distances_squared(), None);
     pairs.pairs().to_vec()
 }
@@ -31,9 +31,9 @@ fn check<T: TestReal>(name: &str, points: &[[T; 3]], radius: T, domain: Periodic
             search.build(points).unwrap();
             let pairs = pairs_of(&search);
             let mut with_distances = PeriodicPairList::default();
-            search.pairs_with_distances(&mut with_distances);
+            search.pairs_with_distances(&mut with_distances).unwrap();
             let mut lists = NeighborLists::default();
-            search.neighbor_lists(&mut lists);
+            search.neighbor_lists(&mut lists).unwrap();
             (pairs, with_distances, lists)
         });
         let mut sorted = pairs.clone();
@@ -214,7 +214,7 @@ fn symmetric_at_the_radius_across_faces<T: TestReal>() {
     let mut search = PeriodicSearch::new(radius, domain).unwrap();
     search.build(&points).unwrap();
     let mut lists = NeighborLists::default();
-    search.neighbor_lists(&mut lists);
+    search.neighbor_lists(&mut lists).unwrap();
     let mut pairs = pairs_of(&search);
     assert!(
         pairs.len() > 100 && pairs.len() < n / 2,
@@ -398,7 +398,7 @@ fn a_failed_build_changes_nothing() {
     let observe = |search: &PeriodicSearch<f64>| {
         let pairs = pairs_of(search);
         let mut lists = NeighborLists::default();
-        search.neighbor_lists(&mut lists);
+        search.neighbor_lists(&mut lists).unwrap();
         let lists: Vec<Vec<u32>> = (0..lists.len())
             .map(|i| lists.neighbors(i).to_vec())
             .collect();
@@ -442,9 +442,9 @@ fn kernels_agree() {
         assert_eq!(search.kernel(), kernel);
         search.build(&points).unwrap();
         let mut pairs = PeriodicPairList::default();
-        search.pairs_with_distances(&mut pairs);
+        search.pairs_with_distances(&mut pairs).unwrap();
         let mut lists = NeighborLists::default();
-        search.neighbor_lists(&mut lists);
+        search.neighbor_lists(&mut lists).unwrap();
         let distances = pairs.distances_squared().unwrap().to_vec();
         (pairs.pairs().to_vec(), distances, lists.indices().to_vec())
     };

@@ -97,14 +97,14 @@ fn grid_answers<T: TestReal>(
     grid.set_run_time_dispatch(path.1);
     grid.build(points).unwrap();
     let mut pairs = PairList::default();
-    grid.pairs(&mut pairs);
+    grid.pairs(&mut pairs).unwrap();
     let mut pairs_d = PairList::default();
-    grid.pairs_with_distances(&mut pairs_d);
+    grid.pairs_with_distances(&mut pairs_d).unwrap();
     let mut lists = NeighborLists::default();
-    grid.neighbor_lists(&mut lists);
+    grid.neighbor_lists(&mut lists).unwrap();
     check_excludes_self("neighbor_lists", &lists);
     let mut lists_d = NeighborLists::default();
-    grid.neighbor_lists_with_distances(&mut lists_d);
+    grid.neighbor_lists_with_distances(&mut lists_d).unwrap();
     check_list_distances("neighbor_lists_with_distances", &lists_d, points, points);
     check_pair_distances(
         "pairs_with_distances",
@@ -128,9 +128,10 @@ fn grid_answers<T: TestReal>(
     check_list_distances("query_with_distances", &query_lists_d, probes, points);
     grid.set_list_order(ListOrder::CellOrder);
     let mut cell_lists = NeighborLists::default();
-    grid.neighbor_lists(&mut cell_lists);
+    grid.neighbor_lists(&mut cell_lists).unwrap();
     let mut cell_lists_d = NeighborLists::default();
-    grid.neighbor_lists_with_distances(&mut cell_lists_d);
+    grid.neighbor_lists_with_distances(&mut cell_lists_d)
+        .unwrap();
     check_list_distances(
         "cell-order lists with distances",
         &cell_lists_d,
@@ -183,7 +184,7 @@ fn check_grid<T: TestReal>(cloud: &Cloud, picks: &[(Index, [i8; 3])]) {
     let mut grid = Grid::new(radius).unwrap();
     grid.build(&points).unwrap();
     let mut lists = NeighborLists::default();
-    grid.neighbor_lists(&mut lists);
+    grid.neighbor_lists(&mut lists).unwrap();
     check_lists("neighbor_lists", &lists, &expected_lists);
     assert_eq!(Csr::of(&lists), reference.lists, "lists of a second build");
     assert_eq!(reference.lists_d.indices, reference.lists.indices);
@@ -341,12 +342,12 @@ fn check_periodic<T: TestReal>(scene: &PeriodicScene) {
             search.set_kernel(kernel);
             search.build(&points).unwrap();
             let mut pairs = PeriodicPairList::default();
-            search.pairs(&mut pairs);
+            search.pairs(&mut pairs).unwrap();
             let mut with_d = PeriodicPairList::default();
-            search.pairs_with_distances(&mut with_d);
+            search.pairs_with_distances(&mut with_d).unwrap();
             assert_eq!(with_d.pairs(), pairs.pairs(), "pairs with distances");
             let mut lists = NeighborLists::default();
-            search.neighbor_lists(&mut lists);
+            search.neighbor_lists(&mut lists).unwrap();
             let distances: Vec<u64> = with_d
                 .distances_squared()
                 .unwrap()
@@ -446,12 +447,12 @@ fn check_variable_radius<T: TestReal>(scene: &Particles, picks: &[(Index, [i8; 3
                 search.set_kernel(kernel);
                 search.build(&points, &radii).unwrap();
                 let mut pairs = PairList::default();
-                search.pairs(&mut pairs);
+                search.pairs(&mut pairs).unwrap();
                 let mut visited = Vec::new();
                 search.for_each_pair(|i, j| visited.push([i, j]));
                 assert_same_seq("for_each_pair", &visited, pairs.pairs());
                 let mut lists = NeighborLists::default();
-                search.neighbor_lists(&mut lists);
+                search.neighbor_lists(&mut lists).unwrap();
                 let queries: Vec<Vec<u32>> = probes
                     .iter()
                     .map(|&p| {
@@ -615,7 +616,7 @@ fn check_broad_phase<T: TestReal>(scene: &Boxes) {
                     None => broad.build(&boxes).unwrap(),
                 }
                 let mut pairs = PairList::default();
-                broad.pairs(&mut pairs);
+                broad.pairs(&mut pairs).unwrap();
                 let mut visited = Vec::new();
                 broad.for_each_pair(|i, j| visited.push([i, j]));
                 assert_same_seq("for_each_pair", &visited, pairs.pairs());

@@ -29,10 +29,10 @@ fn check<T: TestReal>(name: &str, points: &[[T; 3]], radii: &[T]) {
                         search.set_kernel(kernel);
                         search.build(points, radii).unwrap();
                         let mut pair_list = PairList::default();
-                        search.pairs(&mut pair_list);
+                        search.pairs(&mut pair_list).unwrap();
                         let pairs = pair_list.pairs().to_vec();
                         let mut lists = NeighborLists::default();
-                        search.neighbor_lists(&mut lists);
+                        search.neighbor_lists(&mut lists).unwrap();
                         (pairs, lists)
                     });
                     check_pairs(&what, &pairs, &expected);
@@ -110,12 +110,12 @@ fn equal_radii_match_the_particle_engine<T: TestReal>() {
     search.build(&points, &radii).unwrap();
     assert_eq!(search.levels().len(), 1, "one radius, one level");
     let mut pair_list = PairList::default();
-    search.pairs(&mut pair_list);
+    search.pairs(&mut pair_list).unwrap();
     let pairs = pair_list.pairs().to_vec();
     let mut grid = Grid::new(r).unwrap();
     grid.build(&points).unwrap();
     let mut engine = PairList::default();
-    grid.pairs(&mut engine);
+    grid.pairs(&mut engine).unwrap();
     let mut expected = engine.pairs().to_vec();
     expected.sort_unstable();
     check_pairs("equal radii vs the particle engine", &pairs, &expected);

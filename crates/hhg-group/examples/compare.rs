@@ -35,7 +35,7 @@ fn ms(d: Duration) -> f64 {
 fn measure<T: Real>(label: &str, scheme: &mut dyn FixedRadiusScheme<T>, points: &[[T; 3]]) -> u64 {
     let build = median(|| scheme.build(points).unwrap());
     let mut pairs = hhg_core::PairList::default();
-    let search = median(|| scheme.pairs(&mut pairs));
+    let search = median(|| scheme.pairs(&mut pairs).unwrap());
     let count = pairs.len() as u64;
     let start = Instant::now();
     let stats = scheme.stats();

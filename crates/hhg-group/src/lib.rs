@@ -33,7 +33,7 @@
 //! scheme.build(&points)?;
 //!
 //! let mut pairs = PairList::default();
-//! scheme.pairs(&mut pairs);
+//! scheme.pairs(&mut pairs)?;
 //! let mut found = pairs.pairs().to_vec();
 //! found.sort_unstable();
 //! assert_eq!(found, [[0, 1], [2, 3]]);

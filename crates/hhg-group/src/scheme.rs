@@ -358,9 +358,8 @@ impl<T: Real> GroupScheme<T> {
 
 impl<T: Real> GroupScheme<T> {
     /// The neighbour lists through the pairs (both directions, each ascending).
-    pub(crate) fn lists_from_pairs(&self, out: &mut NeighborLists<T>) {
+    pub(crate) fn lists_from_pairs(&self, out: &mut NeighborLists<T>) -> Result<(), Error> {
         out.assign_from_pair_search(self.len_points(), |pairs| self.pairs_into(pairs))
-            .expect("the grid's pairs index its points");
     }
 
     /// How many points the last build held.

@@ -375,23 +375,22 @@ impl<T: Real> GroupScheme<T> {
     }
 
     /// Every pair into `out`, through one buffer per work unit kept in it.
-    pub(crate) fn pairs_into(&self, out: &mut PairList<T>) {
+    pub(crate) fn pairs_into(&self, out: &mut PairList<T>) -> Result<(), Error> {
         match self.config.kernel {
             Kernel::Simd => self.pairs_with::<Simd>(out),
             Kernel::Scalar => self.pairs_with::<Scalar>(out),
         }
     }
 
-    fn pairs_with<K: Lanes<T>>(&self, out: &mut PairList<T>) {
+    fn pairs_with<K: Lanes<T>>(&self, out: &mut PairList<T>) -> Result<(), Error> {
         let Some((hasher, span)) = self.built() else {
-            out.collect_units(0, |_, _| {});
-            return;
+            return out.collect_units(0, |_, _| {});
         };
-        out.collect_units(self.units.len(), |u, buffer| {
+        out.collect_units(self.units.len(), |u, sink| {
             self.walk_unit::<K>(hasher, span, self.units[u], &mut |p, q| {
-                buffer.push(self.caller_pair(p, q));
+                sink.push(self.caller_pair(p, q));
             });
-        });
+        })
     }
 
     fn visit_pairs<K: Lanes<T>>(&self, visit: &mut dyn FnMut(u32, u32)) {
@@ -469,12 +468,12 @@ impl<T: Real> FixedRadiusScheme<T> for GroupScheme<T> {
         self.len_points()
     }
 
-    fn pairs(&self, out: &mut PairList<T>) {
-        self.pairs_into(out);
+    fn pairs(&self, out: &mut PairList<T>) -> Result<(), Error> {
+        self.pairs_into(out)
     }
 
-    fn neighbor_lists(&self, out: &mut NeighborLists<T>) {
-        self.lists_from_pairs(out);
+    fn neighbor_lists(&self, out: &mut NeighborLists<T>) -> Result<(), Error> {
+        self.lists_from_pairs(out)
     }
 
     fn for_each_pair(&self, visit: &mut dyn FnMut(u32, u32)) {

@@ -50,12 +50,12 @@ struct Outcome {
 /// Runs every operation of a built scheme.
 fn outcome<T: TestReal>(scheme: &GroupScheme<T>, queries: &[[T; 3]]) -> Outcome {
     let mut pair_list = PairList::default();
-    scheme.pairs(&mut pair_list);
+    scheme.pairs(&mut pair_list).unwrap();
     let pairs = pair_list.pairs().to_vec();
     let mut visited = Vec::new();
     scheme.for_each_pair(&mut |i, j| visited.push([i, j]));
     let mut lists = NeighborLists::default();
-    scheme.neighbor_lists(&mut lists);
+    scheme.neighbor_lists(&mut lists).unwrap();
     let queries = queries
         .iter()
         .map(|&q| {
@@ -99,7 +99,7 @@ fn matches_the_oracle<T: TestReal>() {
             check_pairs(&format!("{what}: pairs"), &got.pairs, &expected_pairs);
             assert_same_seq(&format!("{what}: visitor order"), &got.visited, &got.pairs);
             let mut lists = NeighborLists::default();
-            scheme.neighbor_lists(&mut lists);
+            scheme.neighbor_lists(&mut lists).unwrap();
             check_lists(&format!("{what}: lists"), &lists, &expected_lists);
             for (k, (&q, found)) in queries.iter().zip(&got.queries).enumerate() {
                 let want = oracle_point(&scene.points, q, scene.radius);
@@ -181,11 +181,11 @@ fn agrees_with_core<T: TestReal>() {
         let mut core = CoreScheme::new(scene.radius).unwrap();
         core.build(&scene.points).unwrap();
         let mut core_list = PairList::default();
-        core.pairs(&mut core_list);
+        core.pairs(&mut core_list).unwrap();
         let mut core_pairs = core_list.pairs().to_vec();
         core_pairs.sort_unstable();
         let mut core_lists = NeighborLists::default();
-        core.neighbor_lists(&mut core_lists);
+        core.neighbor_lists(&mut core_lists).unwrap();
         let group = build(&scene, 3, 0.2, Kernel::Simd);
         let got = outcome(&group, &queries);
         let mut pairs = got.pairs.clone();
@@ -236,7 +236,7 @@ fn rebuilds_reuse_buffers<T: TestReal>() {
     for scene in all.iter().filter(|s| s.radius.to_f64() == 1.0) {
         scheme.build(&scene.points).unwrap();
         let mut pairs = PairList::default();
-        scheme.pairs(&mut pairs);
+        scheme.pairs(&mut pairs).unwrap();
         check_pairs(
             &scene.name,
             pairs.pairs(),

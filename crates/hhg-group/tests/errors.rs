@@ -83,7 +83,7 @@ fn recovers_after_errors<T: TestReal>() {
     assert!(scheme.build(&bad).is_err());
     scheme.build(&good).unwrap();
     let mut pairs = hhg_core::PairList::default();
-    scheme.pairs(&mut pairs);
+    scheme.pairs(&mut pairs).unwrap();
     assert_eq!(pairs.pairs(), [[0, 1]]);
 }
 

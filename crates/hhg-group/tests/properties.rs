@@ -36,13 +36,13 @@ fn check<T: TestReal>(cloud: &Cloud, candidates: usize, fraction: f64) {
                 let mut scheme = GroupScheme::with_config(radius, config).unwrap();
                 scheme.build(&points).unwrap();
                 let mut pairs = PairList::default();
-                scheme.pairs(&mut pairs);
+                scheme.pairs(&mut pairs).unwrap();
                 check_pairs(&format!("{what}: pairs"), pairs.pairs(), &expected_pairs);
                 let mut visited = Vec::new();
                 scheme.for_each_pair(&mut |i, j| visited.push([i, j]));
                 assert_same_seq(&format!("{what}: visitor"), &visited, pairs.pairs());
                 let mut lists = NeighborLists::default();
-                scheme.neighbor_lists(&mut lists);
+                scheme.neighbor_lists(&mut lists).unwrap();
                 check_lists(&format!("{what}: lists"), &lists, &expected_lists);
                 let mut found = Vec::new();
                 for p in points.iter().step_by(5) {

@@ -19,14 +19,14 @@ fn median(mut times: Vec<f64>) -> f64 {
 fn measure<T: Real>(scheme: &mut dyn FixedRadiusScheme<T>, points: &[[T; 3]], runs: usize) {
     let mut pairs = hhg_core::PairList::default();
     scheme.build(points).unwrap();
-    scheme.pairs(&mut pairs);
+    scheme.pairs(&mut pairs).unwrap();
     let (mut build, mut search) = (Vec::new(), Vec::new());
     for _ in 0..runs {
         let start = Instant::now();
         scheme.build(points).unwrap();
         build.push(start.elapsed().as_secs_f64() * 1e3);
         let start = Instant::now();
-        scheme.pairs(&mut pairs);
+        scheme.pairs(&mut pairs).unwrap();
         search.push(start.elapsed().as_secs_f64() * 1e3);
     }
     let stats = scheme.stats();

@@ -49,13 +49,13 @@
 //! for mut scheme in schemes {
 //!     scheme.build(&points)?;
 //!     let mut pairs = PairList::default();
-//!     scheme.pairs(&mut pairs);
+//!     scheme.pairs(&mut pairs)?;
 //!     let mut found = pairs.pairs().to_vec();
 //!     found.sort_unstable();
 //!     // (0, 2) is at distance exactly 1.
 //!     assert_eq!(found, [[0, 1], [0, 2], [1, 2]], "{}", scheme.name());
 //!     let mut lists = NeighborLists::default();
-//!     scheme.neighbor_lists(&mut lists);
+//!     scheme.neighbor_lists(&mut lists)?;
 //!     assert_eq!(lists.neighbors(0), &[1, 2]);
 //!     let mut near = Vec::new();
 //!     scheme.query_point([5.0, 5.0, 4.5], &mut near)?;

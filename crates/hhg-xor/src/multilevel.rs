@@ -75,7 +75,7 @@ pub struct MultilevelLevel {
 /// let mut search = MultilevelSearch::new(Primes::Teschner);
 /// search.build(&points, &radii)?;
 /// let mut pairs = hhg_core::PairList::default();
-/// search.pairs(&mut pairs);
+/// search.pairs(&mut pairs)?;
 /// assert_eq!(pairs.pairs(), [[0, 1]]); // 1.5 <= max(2.0, 0.5)
 /// assert_eq!(search.levels().len(), 2);
 /// # Ok::<(), hhg_core::Error>(())
@@ -378,17 +378,20 @@ impl<T: Real> MultilevelSearch<T> {
     }
 
     /// Every pair, in unit order, with kernel `K`.
-    fn pairs_with<K: MaskKernel>(&self, out: &mut PairList<T>) {
-        out.collect_units(self.units.len(), |u, buffer| {
+    fn pairs_with<K: MaskKernel>(&self, out: &mut PairList<T>) -> Result<(), Error> {
+        out.collect_units(self.units.len(), |u, sink| {
             self.walk_unit::<K>(self.units[u], &mut |i, j| {
-                buffer.push(if i < j { [i, j] } else { [j, i] })
+                sink.push(if i < j { [i, j] } else { [j, i] })
             })
-        });
+        })
     }
 
     /// Every neighbour pair `[i, j]`, `i < j`, exactly once, into `out` (refilled, without
     /// distances), in an order that does not depend on the thread count.
-    pub fn pairs(&self, out: &mut PairList<T>) {
+    ///
+    /// Fails with [`Error::OutOfMemory`] or [`Error::OutputTooLarge`] (past the list's cap,
+    /// [`PairList::set_max_pairs`]) and then leaves `out` empty.
+    pub fn pairs(&self, out: &mut PairList<T>) -> Result<(), Error> {
         match self.kernel {
             Kernel::Simd => self.pairs_with::<SimdKernel>(out),
             Kernel::Scalar => self.pairs_with::<ScalarKernel>(out),
@@ -408,9 +411,10 @@ impl<T: Real> MultilevelSearch<T> {
     }
 
     /// Per-particle neighbour lists in CSR form, both directions, each ascending.
-    pub fn neighbor_lists(&self, out: &mut NeighborLists<T>) {
+    ///
+    /// Fails as [`MultilevelSearch::pairs`] does and then leaves no list.
+    pub fn neighbor_lists(&self, out: &mut NeighborLists<T>) -> Result<(), Error> {
         out.assign_from_pair_search(self.len, |pairs| self.pairs(pairs))
-            .expect("the search's pairs index its particles");
     }
 
     /// Appends the particles whose radius reaches `p` (unsorted) with kernel `K`.

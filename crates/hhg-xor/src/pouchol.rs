@@ -80,7 +80,7 @@ pub enum Levels {
 /// let mut scheme = PoucholScheme::new(1.0, Primes::Teschner)?;
 /// scheme.build(&points)?;
 /// let mut pairs = hhg_core::PairList::default();
-/// scheme.pairs(&mut pairs);
+/// scheme.pairs(&mut pairs)?;
 /// assert_eq!(pairs.pairs(), [[0, 1]]);
 /// let mut inside = Vec::new();
 /// scheme.query_aabb(&Aabb::new([0.4, -1.0, -1.0], [5.0, 1.0, 1.0]), &mut inside)?;

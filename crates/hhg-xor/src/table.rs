@@ -387,7 +387,7 @@ macro_rules! impl_fixed_radius_scheme {
                 &self,
                 hasher: &$crate::hash::CellHasher,
                 u: usize,
-                out: &mut Vec<[u32; 2]>,
+                out: &mut hhg_core::PairSink,
             ) {
                 let order = &self.table.order;
                 self.walk_unit::<K>(hasher, self.table.units[u], &mut |p, q| {
@@ -397,14 +397,16 @@ macro_rules! impl_fixed_radius_scheme {
             }
 
             /// Every pair, in unit order, with kernel `K`.
-            fn pairs_with<K: $crate::kernel::MaskKernel>(&self, out: &mut hhg_core::PairList<T>) {
+            fn pairs_with<K: $crate::kernel::MaskKernel>(
+                &self,
+                out: &mut hhg_core::PairList<T>,
+            ) -> Result<(), hhg_core::Error> {
                 let Some(hasher) = self.hasher.as_ref() else {
-                    out.collect_units(0, |_, _| {});
-                    return;
+                    return out.collect_units(0, |_, _| {});
                 };
-                out.collect_units(self.table.units.len(), |u, buffer| {
-                    self.unit_pairs::<K>(hasher, u, buffer)
-                });
+                out.collect_units(self.table.units.len(), |u, sink| {
+                    self.unit_pairs::<K>(hasher, u, sink)
+                })
             }
         }
 
@@ -425,7 +427,7 @@ macro_rules! impl_fixed_radius_scheme {
                 self.table.len()
             }
 
-            fn pairs(&self, out: &mut hhg_core::PairList<T>) {
+            fn pairs(&self, out: &mut hhg_core::PairList<T>) -> Result<(), hhg_core::Error> {
                 match self.kernel {
                     hhg_core::Kernel::Simd => self.pairs_with::<$crate::kernel::SimdKernel>(out),
                     hhg_core::Kernel::Scalar => {
@@ -434,9 +436,11 @@ macro_rules! impl_fixed_radius_scheme {
                 }
             }
 
-            fn neighbor_lists(&self, out: &mut hhg_core::NeighborLists<T>) {
+            fn neighbor_lists(
+                &self,
+                out: &mut hhg_core::NeighborLists<T>,
+            ) -> Result<(), hhg_core::Error> {
                 out.assign_from_pair_search(self.len(), |pairs| self.pairs(pairs))
-                    .expect("the table's pairs index its points");
             }
 
             fn for_each_pair(&self, visit: &mut dyn FnMut(u32, u32)) {

@@ -44,7 +44,7 @@ use crate::table::{Buckets, TableSize, add, cell_geometry, query_cell};
 /// let mut scheme = XorScheme::new(1.0, Primes::Teschner)?;
 /// scheme.build(&points)?;
 /// let mut pairs = hhg_core::PairList::default();
-/// scheme.pairs(&mut pairs);
+/// scheme.pairs(&mut pairs)?;
 /// assert_eq!(pairs.pairs(), [[0, 1]]);
 /// # Ok::<(), hhg_core::Error>(())
 /// ```

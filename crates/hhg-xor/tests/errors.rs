@@ -105,8 +105,10 @@ fn span_beyond_the_cell_range<T: TestReal>() {
     for mut scheme in schemes(radius) {
         scheme.build(&points).unwrap();
         let mut pairs = hhg_core::PairList::default();
-        pairs.collect_units(1, |_, stale| stale.push([1, 1]));
-        scheme.pairs(&mut pairs);
+        pairs
+            .collect_units(1, |_, stale| stale.push([1, 1]))
+            .unwrap();
+        scheme.pairs(&mut pairs).unwrap();
         assert!(pairs.is_empty());
     }
 }

@@ -136,7 +136,7 @@ fn every_scene_matches_the_oracle<T: TestReal>() {
         let mut reference = VariableRadiusSearch::new(RadiusRule::Max);
         reference.build(&scene.points, &scene.radii).unwrap();
         let mut core_list = PairList::default();
-        reference.pairs(&mut core_list);
+        reference.pairs(&mut core_list).unwrap();
         let mut core_pairs = core_list.pairs().to_vec();
         core_pairs.sort_unstable();
         assert_same_seq(
@@ -171,15 +171,17 @@ fn every_scene_matches_the_oracle<T: TestReal>() {
                 }
 
                 let mut pair_list = PairList::default();
-                pair_list.collect_units(1, |_, stale| stale.push([3, 3]));
-                search.pairs(&mut pair_list);
+                pair_list
+                    .collect_units(1, |_, stale| stale.push([3, 3]))
+                    .unwrap();
+                search.pairs(&mut pair_list).unwrap();
                 let pairs = pair_list.pairs().to_vec();
                 check_pairs(&format!("{what}: pairs"), &pairs, &expected);
                 let mut visited = Vec::new();
                 search.for_each_pair(|i, j| visited.push([i, j]));
                 assert_same_seq(&format!("{what}: visitor"), &visited, &pairs);
                 let mut out = NeighborLists::default();
-                search.neighbor_lists(&mut out);
+                search.neighbor_lists(&mut out).unwrap();
                 check_lists(&format!("{what}: lists"), &out, &lists);
                 let mut found = vec![1];
                 for (k, &q) in queries.iter().enumerate() {
@@ -216,7 +218,7 @@ fn levels_follow_the_radii<T: TestReal>() {
         (search.base_cell() - 0.5 * (1.0 + hhg_core::building_blocks::CELL_MARGIN)).abs() < 1e-12
     );
     let mut pair_list = PairList::default();
-    search.pairs(&mut pair_list);
+    search.pairs(&mut pair_list).unwrap();
     let mut pairs = pair_list.pairs().to_vec();
     pairs.sort_unstable();
     assert_eq!(pairs, vec![[0, 1], [0, 2], [1, 2]]);
@@ -235,7 +237,7 @@ fn thread_counts_give_identical_output<T: TestReal>() {
     let mut reference = VariableRadiusSearch::new(RadiusRule::Max);
     reference.build(&points, &radii).unwrap();
     let mut expected_list = PairList::default();
-    reference.pairs(&mut expected_list);
+    reference.pairs(&mut expected_list).unwrap();
     let mut expected = expected_list.pairs().to_vec();
     expected.sort_unstable();
     let mut first: Option<(Vec<[u32; 2]>, Vec<u32>)> = None;
@@ -244,9 +246,9 @@ fn thread_counts_give_identical_output<T: TestReal>() {
             let mut search = MultilevelSearch::new(Primes::Teschner);
             search.build(&points, &radii).unwrap();
             let mut pairs = PairList::default();
-            search.pairs(&mut pairs);
+            search.pairs(&mut pairs).unwrap();
             let mut lists = NeighborLists::default();
-            search.neighbor_lists(&mut lists);
+            search.neighbor_lists(&mut lists).unwrap();
             (pairs.pairs().to_vec(), lists.indices().to_vec())
         });
         check_pairs(&format!("{threads} threads"), &pairs, &expected);

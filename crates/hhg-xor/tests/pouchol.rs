@@ -288,7 +288,7 @@ fn name_and_a_small_example() {
     scheme.query_point([20.0, 0.5, 0.0], &mut out).unwrap();
     assert_eq!(out, vec![20]);
     let mut pair_list = hhg_core::PairList::default();
-    scheme.pairs(&mut pair_list);
+    scheme.pairs(&mut pair_list).unwrap();
     let mut pairs = pair_list.pairs().to_vec();
     pairs.sort_unstable();
     let want: Vec<[u32; 2]> = (0..63).map(|i| [i, i + 1]).collect();

@@ -39,9 +39,9 @@ fn check<T: TestReal, S: FixedRadiusScheme<T>>(
                 let what = format!("{} ({kernel:?}, {threads} threads)", scheme.name());
                 check_scheme(&what, &mut scheme, &scene, &expected);
                 let mut pairs = PairList::default();
-                scheme.pairs(&mut pairs);
+                scheme.pairs(&mut pairs).unwrap();
                 let mut lists = NeighborLists::default();
-                scheme.neighbor_lists(&mut lists);
+                scheme.neighbor_lists(&mut lists).unwrap();
                 (pairs.pairs().to_vec(), lists.indices().to_vec())
             });
             match &reference {

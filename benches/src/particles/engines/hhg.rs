@@ -41,13 +41,13 @@ pub(super) fn timed_build_and_lists<S>(
     mut search: Box<S>,
     mut lists: NeighborLists<f32>,
     build: impl FnOnce(&mut S) -> Result<(), hhg_core::Error>,
-    fill: impl FnOnce(&S, &mut NeighborLists<f32>),
+    fill: impl FnOnce(&S, &mut NeighborLists<f32>) -> Result<(), hhg_core::Error>,
     keep: impl FnOnce(Box<S>, NeighborLists<f32>) -> Lists,
 ) -> Result<Output, String> {
     let start = Instant::now();
     build(&mut search).map_err(|e| format!("hhg: {e}"))?;
     let built = Instant::now();
-    fill(&search, &mut lists);
+    fill(&search, &mut lists).map_err(|e| format!("hhg: {e}"))?;
     let done = Instant::now();
     Ok(Output {
         build_s: (built - start).as_secs_f64(),

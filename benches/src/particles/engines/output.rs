@@ -150,7 +150,9 @@ impl Output {
             Lists::HhgPeriodic { search, lists } => {
                 let mut stats = pair_stats(self.len(), |i| lists.neighbors(i), map);
                 let mut found = PeriodicPairList::default();
-                search.pairs(&mut found);
+                search
+                    .pairs(&mut found)
+                    .expect("the bench's periodic pairs fit in memory");
                 // The bench's points lie in the box, so every shift is -1, 0 or 1.
                 let narrow = |s: i64| i32::try_from(s).expect("a shift of a point in the box");
                 let shifted: Vec<(u32, u32, [i32; 3])> = found

@@ -48,11 +48,13 @@ impl<T: Precision> State<T> {
             Points::Aos(points) => self.search.add_static_set(points)?,
             Points::Soa(x, y, z) => self.search.add_set_soa(x, y, z, dynamic)?,
         };
+        let mut pairs = PairList::default();
+        pairs.set_max_pairs(self.search.max_entries());
         self.sets.push(SetState {
             dynamic,
             pairs_enabled: false,
             pairs_fresh: false,
-            pairs: PairList::default(),
+            pairs,
         });
         Ok(set)
     }
@@ -86,6 +88,13 @@ impl<T: Precision> State<T> {
         }
     }
 
+    pub(super) fn set_max_entries(&mut self, cap: Option<usize>) {
+        self.search.set_max_entries(cap);
+        for set in &mut self.sets {
+            set.pairs.set_max_pairs(cap);
+        }
+    }
+
     pub(super) fn find(&mut self) -> Result<(), Error> {
         self.search.find_neighbors()?;
         for (id, set) in self.sets.iter_mut().enumerate() {
@@ -95,12 +104,13 @@ impl<T: Precision> State<T> {
             let Some(grid) = self.search.grid(id) else {
                 continue;
             };
-            if self.with_distances {
-                grid.pairs_with_distances(&mut set.pairs);
+            let found = if self.with_distances {
+                grid.pairs_with_distances(&mut set.pairs)
             } else {
-                grid.pairs(&mut set.pairs);
-            }
-            set.pairs_fresh = true;
+                grid.pairs(&mut set.pairs)
+            };
+            set.pairs_fresh = found.is_ok();
+            found?;
         }
         Ok(())
     }

@@ -71,6 +71,29 @@ pub unsafe extern "C" fn hhg_search_set_with_distances(
     }
 }
 
+/// Caps the results of every later `hhg_search_find_neighbors`: the lists of each pair of
+/// sets at `max_entries` entries, and each set's pairs at `max_entries` pairs (0: no cap,
+/// the default). A search past the cap returns `HHG_STATUS_OUTPUT_TOO_LARGE` before it
+/// allocates past it, a guard against a radius or a cloud that would take all memory.
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may use it during this one.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_set_max_entries(
+    search: *mut HhgSearch,
+    max_entries: usize,
+) -> HhgStatus {
+    let cap = (max_entries > 0).then_some(max_entries);
+    // SAFETY: this function's contract is `change`'s.
+    unsafe {
+        change(search, |inner| {
+            dispatch!(inner, state => state.set_max_entries(cap));
+            Ok(())
+        })
+    }
+}
+
 /// Computes the neighbour lists of every active pair of sets and the unique pairs of every
 /// set that has them enabled. Lists between two static sets are computed once and kept.
 /// Every view read before this call is invalid afterwards.

@@ -18,11 +18,15 @@ impl<T: Real> BroadPhase<T> {
     /// Every overlapping pair `[a, b]`, `a < b` in the caller's numbering, exactly once and in
     /// an order that does not depend on the thread count, into `out` (without distances;
     /// cleared first, its buffers reused).
-    pub fn pairs(&self, out: &mut PairList<T>) {
+    ///
+    /// Fails with [`Error::OutOfMemory`](crate::Error::OutOfMemory) when the pairs cannot be
+    /// allocated, and with [`Error::OutputTooLarge`](crate::Error::OutputTooLarge) past the
+    /// list's cap ([`PairList::set_max_pairs`]); `out` is then empty.
+    pub fn pairs(&self, out: &mut PairList<T>) -> Result<(), crate::Error> {
         let tasks = &self.tasks;
-        out.collect_units(tasks.len(), |task, buffer| {
-            self.run_task(tasks[task], &mut |a, b| buffer.push([a.min(b), a.max(b)]));
-        });
+        out.collect_units(tasks.len(), |task, sink| {
+            self.run_task(tasks[task], &mut |a, b| sink.push([a.min(b), a.max(b)]));
+        })
     }
 
     /// Calls `visit(a, b)` for every overlapping pair (`a < b`), sequentially, in the order of

@@ -277,7 +277,7 @@ pub struct LevelInfo {
 /// let mut broad = BroadPhase::new();
 /// broad.build(&boxes)?;
 /// let mut pairs = PairList::default();
-/// broad.pairs(&mut pairs);
+/// broad.pairs(&mut pairs)?;
 /// assert_eq!(pairs.pairs(), &[[0, 1]]);
 /// # Ok::<(), hhg_core::Error>(())
 /// ```

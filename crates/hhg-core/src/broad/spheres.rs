@@ -34,7 +34,7 @@ use super::{
 /// let mut search = VariableRadiusSearch::new(RadiusRule::Max);
 /// search.build(&points, &radii)?;
 /// let mut pairs = PairList::default();
-/// search.pairs(&mut pairs);
+/// search.pairs(&mut pairs)?;
 /// assert_eq!(pairs.pairs(), &[[0, 1]]); // 1.5 <= max(2.0, 0.5)
 /// # Ok::<(), hhg_core::Error>(())
 /// ```
@@ -114,8 +114,11 @@ impl<T: Real> VariableRadiusSearch<T> {
 
     /// Every neighbour pair `[i, j]`, `i < j`, exactly once, in an order that does not
     /// depend on the thread count, into `out` (without distances; cleared first).
-    pub fn pairs(&self, out: &mut PairList<T>) {
-        self.broad.pairs(out);
+    ///
+    /// Fails as [`BroadPhase::pairs`](crate::broad::BroadPhase::pairs) does, for want of
+    /// memory or past the list's cap; `out` is then empty.
+    pub fn pairs(&self, out: &mut PairList<T>) -> Result<(), Error> {
+        self.broad.pairs(out)
     }
 
     /// Calls `visit(i, j)` for every pair (`i < j`), sequentially; stores nothing.
@@ -129,11 +132,12 @@ impl<T: Real> VariableRadiusSearch<T> {
     }
 
     /// Per-particle neighbour lists in CSR form, both directions, each ascending.
-    pub fn neighbor_lists(&self, lists: &mut NeighborLists<T>) {
-        let mut pairs = std::mem::take(&mut lists.from_pairs.pairs);
-        self.broad.pairs(&mut pairs);
-        lists.assign_pairs(self.len(), pairs.pairs());
-        lists.from_pairs.pairs = pairs;
+    ///
+    /// Fails for want of memory or past the lists' cap
+    /// ([`NeighborLists::set_max_entries`]); `lists` then holds no list.
+    pub fn neighbor_lists(&self, lists: &mut NeighborLists<T>) -> Result<(), Error> {
+        let n = self.len();
+        lists.assign_from_pair_search(n, |pairs| self.broad.pairs(pairs))
     }
 
     /// The particles whose radius reaches `p` (`|p - xj| <= rj`, the gather of an SPH

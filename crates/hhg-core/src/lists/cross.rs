@@ -101,19 +101,24 @@ impl<T: Real> Grid<T> {
         }
         let searcher = |k| (queries.get(k), k);
         let order = SearcherOrder::ListOrder;
-        self.cross_lists(queries.len(), searcher, order, out, with_distances);
-        Ok(())
+        self.cross_lists(queries.len(), searcher, order, out, with_distances)
     }
 
     /// The neighbour lists of every point of `searching` (another set, built with its own
     /// grid) against this set, in `searching`'s numbering.
-    pub fn lists_for(&self, searching: &Grid<T>, out: &mut NeighborLists<T>) {
-        self.lists_for_into(searching, out, false);
+    ///
+    /// Fails as [`Grid::neighbor_lists`] does, for want of memory or past the lists' cap.
+    pub fn lists_for(&self, searching: &Grid<T>, out: &mut NeighborLists<T>) -> Result<(), Error> {
+        self.lists_for_into(searching, out, false)
     }
 
     /// [`Grid::lists_for`] with the squared distances.
-    pub fn lists_for_with_distances(&self, searching: &Grid<T>, out: &mut NeighborLists<T>) {
-        self.lists_for_into(searching, out, true);
+    pub fn lists_for_with_distances(
+        &self,
+        searching: &Grid<T>,
+        out: &mut NeighborLists<T>,
+    ) -> Result<(), Error> {
+        self.lists_for_into(searching, out, true)
     }
 
     /// The lists of `searching` against this set, with distances if asked.
@@ -122,23 +127,25 @@ impl<T: Real> Grid<T> {
         searching: &Grid<T>,
         out: &mut NeighborLists<T>,
         with_distances: bool,
-    ) {
+    ) -> Result<(), Error> {
         let n = searching.len();
         if searching.in_cell_order {
             // Sorted positions are the searching set's numbering.
             let searcher = |k: usize| (searching.sorted.point(k), k);
-            self.cross_lists(n, searcher, SearcherOrder::ListOrder, out, with_distances);
+            self.cross_lists(n, searcher, SearcherOrder::ListOrder, out, with_distances)
         } else if searching.table.is_some() && searching.nearly_in_cell_order() {
             // The searching set in its own numbering, which keeps its cells together.
             let mut inverse = std::mem::take(&mut out.inverse);
             searching.inverse_order(&mut inverse);
             let searcher = |i: usize| (searching.sorted.point(inverse[i] as usize), i);
-            self.cross_lists(n, searcher, SearcherOrder::ListOrder, out, with_distances);
+            let result =
+                self.cross_lists(n, searcher, SearcherOrder::ListOrder, out, with_distances);
             out.inverse = inverse;
+            result
         } else {
             // The searching set in cell order, to batch the points of its cells.
             let searcher = |k: usize| (searching.sorted.point(k), searching.order[k] as usize);
-            self.cross_lists(n, searcher, SearcherOrder::Any, out, with_distances);
+            self.cross_lists(n, searcher, SearcherOrder::Any, out, with_distances)
         }
     }
 
@@ -226,8 +233,8 @@ impl<T: Real> Grid<T> {
         searcher_order: SearcherOrder,
         out: &mut NeighborLists<T>,
         with_distances: bool,
-    ) {
-        match self.kernel {
+    ) -> Result<(), Error> {
+        let result = match self.kernel {
             Kernel::Simd => self.cross_lists_with::<SimdKernel>(
                 count,
                 searcher,
@@ -242,7 +249,11 @@ impl<T: Real> Grid<T> {
                 out,
                 with_distances,
             ),
+        };
+        if result.is_err() {
+            out.clear_after_failure();
         }
+        result
     }
 
     /// Gathers into `buffer` with kernel `K` the lists of searchers `range`, in batches of
@@ -309,12 +320,12 @@ impl<T: Real> Grid<T> {
         searcher_order: SearcherOrder,
         out: &mut NeighborLists<T>,
         with_distances: bool,
-    ) {
+    ) -> Result<(), Error> {
         let units = count.div_ceil(QUERY_UNIT);
         let Some(table) = self.table.as_ref() else {
-            out.reset(count, units, with_distances);
+            out.reset(count, units, with_distances)?;
             out.clear_entries();
-            return;
+            return Ok(());
         };
         let build = self.run_time_build::<K>();
         if searcher_order == SearcherOrder::ListOrder {
@@ -335,16 +346,16 @@ impl<T: Real> Grid<T> {
                     self.run_task::<K, _>(&task, buffer, with_distances, build);
                 },
             };
-            in_order::lists_in_sequence(count, &sequence, out, with_distances);
-            return;
+            return in_order::lists_in_sequence(count, &sequence, out, with_distances);
         }
-        out.reset(count, units, with_distances);
+        out.reset(count, units, with_distances)?;
+        let cap = out.cap();
         out.buffers[..units]
             .par_iter_mut()
             .enumerate()
             .for_each(|(unit, buffer)| {
                 let range = unit * QUERY_UNIT..((unit + 1) * QUERY_UNIT).min(count);
-                buffer.start(range.len());
+                buffer.start(range.len(), cap);
                 buffer.room_to_pack::<K>();
                 let task = SearcherTask {
                     table,
@@ -354,6 +365,6 @@ impl<T: Real> Grid<T> {
                 };
                 self.run_task::<K, _>(&task, buffer, with_distances, build);
             });
-        out.assemble(units);
+        out.assemble(units)
     }
 }

@@ -222,7 +222,9 @@ fn gather_rows<T: Real, K: MaskKernel>(
     if !with_distances {
         while j + GATHER_GROUP <= batch.len {
             let at = buffer.filled;
-            buffer.reserve_entries(at + GATHER_GROUP * row, false);
+            if !buffer.reserve_entries(at + GATHER_GROUP * row, false) {
+                return;
+            }
             // SAFETY: as in the loop below, for every row.
             let lens = unsafe {
                 gather_many::<T, K, true, GATHER_GROUP>(
@@ -250,7 +252,9 @@ fn gather_rows<T: Real, K: MaskKernel>(
     }
     for j in j..batch.len {
         let at = buffer.filled;
-        buffer.reserve_entries(at + row, with_distances);
+        if !buffer.reserve_entries(at + row, with_distances) {
+            return;
+        }
         // SAFETY: the ranges lie below the columns' point count (the grid's, or the packed
         // count), the columns are padded by LANES (the grid's `PointColumns`, or packed
         // columns with ROW_SLACK of room), so are the ids (`order` is padded by LANES past

@@ -28,9 +28,11 @@ use rayon::prelude::*;
 
 use super::self_lists::UnitTask;
 use super::{NeighborLists, UnitBuffer};
+use crate::error::Error;
 use crate::geometry::CellTable;
 use crate::grid::Grid;
 use crate::kernel::MaskKernel;
+use crate::memory::{check_cap, try_reserve_total};
 use crate::parallel::{DisjointSlice, copy_streaming};
 use crate::real::Real;
 
@@ -355,7 +357,7 @@ impl<T: Real> Grid<T> {
         table: &CellTable,
         out: &mut NeighborLists<T>,
         with_distances: bool,
-    ) {
+    ) -> Result<(), Error> {
         debug_assert!(self.in_cell_order);
         let build = self.run_time_build::<K>();
         let first_list = |unit: usize| self.starts[self.units[unit].0 as usize] as usize;
@@ -374,7 +376,7 @@ impl<T: Real> Grid<T> {
                 self.run_task::<K, _>(&task, buffer, with_distances, build);
             },
         };
-        lists_in_sequence(self.len(), &units, out, with_distances);
+        lists_in_sequence(self.len(), &units, out, with_distances)
     }
 }
 
@@ -395,7 +397,8 @@ pub(super) fn lists_in_sequence<T, F, P, G>(
     units: &UnitsInSequence<F, P, G>,
     out: &mut NeighborLists<T>,
     with_distances: bool,
-) where
+) -> Result<(), Error>
+where
     T: Real,
     F: Fn(usize) -> usize + Copy + Sync,
     P: Fn(usize) -> usize + Sync,
@@ -403,7 +406,8 @@ pub(super) fn lists_in_sequence<T, F, P, G>(
 {
     let first_list = units.first_list;
     let unit_count = units.count;
-    out.reset(n, 0, with_distances);
+    out.reset(n, 0, with_distances)?;
+    let cap = out.cap();
     let workers = rayon::current_num_threads().max(1);
     let scratch = &mut out.in_order;
     let slot_count = workers * SLOTS_PER_WORKER;
@@ -439,6 +443,11 @@ pub(super) fn lists_in_sequence<T, F, P, G>(
     };
     let next_unit = AtomicUsize::new(0);
     let aborted = AtomicBool::new(false);
+    // The first reason a unit stopped short (no memory, or past the cap), and the entries
+    // published so far: once one unit failed, the others gather nothing (and hold no list).
+    let failure: Mutex<Option<Error>> = Mutex::new(None);
+    let failed = AtomicBool::new(false);
+    let published = AtomicUsize::new(0);
     let pending = &mut scratch.pending[..workers];
     {
         let to = Destination::new(
@@ -465,8 +474,19 @@ pub(super) fn lists_in_sequence<T, F, P, G>(
                 else {
                     break;
                 };
-                buffer.start((units.points)(unit));
-                (units.gather)(unit, &mut buffer);
+                buffer.start((units.points)(unit), cap);
+                if !failed.load(Ordering::Relaxed) {
+                    (units.gather)(unit, &mut buffer);
+                }
+                let mut reason = buffer.take_failure();
+                let so_far = published.fetch_add(buffer.filled, Ordering::Relaxed) + buffer.filled;
+                if reason.is_none() && so_far > cap {
+                    reason = check_cap("list entries", so_far, cap).err();
+                }
+                if let Some(reason) = reason {
+                    failed.store(true, Ordering::Relaxed);
+                    lock(&failure).get_or_insert(reason);
+                }
                 if !from_slot {
                     // It may wait long, with the lists of many others: only its lists stay.
                     buffer.release_scratch();
@@ -501,19 +521,34 @@ pub(super) fn lists_in_sequence<T, F, P, G>(
             .map_or(total, |u| sequencer.starts[u]);
         (total, fitted)
     };
-    if total > room {
+    let mut failure = failure.into_inner().unwrap_or_else(PoisonError::into_inner);
+    if failure.is_none() && total > room {
         // The output grows: keep what was placed, reserve with some slack, place the rest.
         // SAFETY: every unit below the first that did not fit was placed, so entries
         // `0..fitted` are initialized (and the distances too, when requested).
         unsafe { out.indices.set_len(fitted) };
-        let wanted = total + (total >> GROWTH_SLACK_SHIFT);
+        let wanted = total
+            .saturating_add(total >> GROWTH_SLACK_SHIFT)
+            .min(cap.max(total));
         // Exactly: `reserve` would double the capacity, twice the output's memory.
-        out.indices.reserve_exact(wanted - fitted);
-        if with_distances {
+        failure = try_reserve_total(&mut out.indices, wanted, "the list entries").err();
+        if with_distances && failure.is_none() {
             // SAFETY: as above.
             unsafe { out.distances.set_len(fitted) };
-            out.distances.reserve_exact(wanted - fitted);
+            failure = try_reserve_total(&mut out.distances, wanted, "the list distances").err();
         }
+    }
+    if let Some(failure) = failure {
+        // The units that did not fit wait with their buffers: drop them (their slots' next
+        // pass grows new ones) and leave no entry.
+        for pending in pending.iter_mut() {
+            pending.clear();
+        }
+        out.indices.clear();
+        out.distances.clear();
+        return Err(failure);
+    }
+    if total > room {
         let to = Destination::new(
             &mut out.indices,
             with_distances.then_some(&mut out.distances),
@@ -539,6 +574,7 @@ pub(super) fn lists_in_sequence<T, F, P, G>(
         unsafe { out.distances.set_len(total) };
     }
     out.offsets[n] = total;
+    Ok(())
 }
 
 #[cfg(test)]

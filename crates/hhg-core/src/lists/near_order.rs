@@ -23,9 +23,11 @@ use super::gather::{Batch, RUN_POINTS, RUN_WIDTH};
 use super::in_order::{UnitsInSequence, lists_in_sequence};
 use super::{NeighborLists, UnitBuffer};
 use crate::dispatch::KernelTask;
+use crate::error::Error;
 use crate::geometry::CellTable;
 use crate::grid::{Grid, UNIT_POINTS, run_neighbourhood};
 use crate::kernel::MaskKernel;
+use crate::memory::try_resize;
 use crate::parallel::DisjointSlice;
 use crate::real::Real;
 
@@ -130,7 +132,7 @@ impl<T: Real> Grid<T> {
         table: &CellTable,
         out: &mut NeighborLists<T>,
         with_distances: bool,
-    ) {
+    ) -> Result<(), Error> {
         let n = self.len();
         let mut inverse = std::mem::take(&mut out.inverse);
         self.inverse_order(&mut inverse);
@@ -155,11 +157,14 @@ impl<T: Real> Grid<T> {
                     inverse: inverse_ref,
                 };
                 self.run_task::<K, _>(&task, buffer, with_distances, build);
-                buffer.move_into_list_order(range(unit).0 as usize, with_distances);
+                if buffer.failure.is_none() {
+                    buffer.move_into_list_order(range(unit).0 as usize, with_distances);
+                }
             },
         };
-        lists_in_sequence(n, &units, out, with_distances);
+        let result = lists_in_sequence(n, &units, out, with_distances);
         out.inverse = inverse;
+        result
     }
 
     /// Fills `inverse[..len()]` with the sorted position of each caller index (the inverse
@@ -293,11 +298,23 @@ impl<T: Real> UnitBuffer<T> {
             sum += len;
         }
         debug_assert_eq!(sum as usize, self.filled);
-        if self.reordered.len() < self.filled {
-            self.reordered.resize(self.filled, 0);
+        if self.reordered.len() < self.filled
+            && let Err(error) = try_resize(&mut self.reordered, self.filled, 0, "a unit's lists")
+        {
+            self.failure = Some(error);
+            return;
         }
-        if with_distances && self.reordered_distances.len() < self.filled {
-            self.reordered_distances.resize(self.filled, T::default());
+        if with_distances
+            && self.reordered_distances.len() < self.filled
+            && let Err(error) = try_resize(
+                &mut self.reordered_distances,
+                self.filled,
+                T::default(),
+                "a unit's list distances",
+            )
+        {
+            self.failure = Some(error);
+            return;
         }
         // Lists gathered for consecutive slots move as one piece.
         let mut piece = (0usize, 0usize, 0usize);

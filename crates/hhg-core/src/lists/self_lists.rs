@@ -5,6 +5,7 @@ use rayon::prelude::*;
 
 use super::{ListPass, NeighborLists, UnitBuffer};
 use crate::dispatch::KernelTask;
+use crate::error::Error;
 use crate::geometry::{CellTable, Kernel};
 use crate::grid::Grid;
 use crate::kernel::{MaskKernel, ScalarKernel, SimdKernel};
@@ -30,20 +31,34 @@ impl<T: Real, F: Fn(usize) -> usize + Copy> KernelTask<T> for UnitTask<'_, F> {
 impl<T: Real> Grid<T> {
     /// The neighbour lists of every point of the set against the set itself, excluding the
     /// point itself: `out.neighbors(i)` holds every `j != i` within the radius of `i`.
-    pub fn neighbor_lists(&self, out: &mut NeighborLists<T>) {
-        self.self_lists(out, false);
+    ///
+    /// Fails with [`Error::OutOfMemory`] when the lists (or their scratch) cannot be
+    /// allocated, and with [`Error::OutputTooLarge`] past the lists' cap
+    /// ([`NeighborLists::set_max_entries`]); `out` then holds no list and the grid is
+    /// unchanged. Lists larger than memory can be taken in chunks
+    /// ([`Grid::neighbor_lists_in_chunks`]).
+    pub fn neighbor_lists(&self, out: &mut NeighborLists<T>) -> Result<(), Error> {
+        self.self_lists(out, false)
     }
 
     /// Like [`Grid::neighbor_lists`], with the squared distance of every entry.
-    pub fn neighbor_lists_with_distances(&self, out: &mut NeighborLists<T>) {
-        self.self_lists(out, true);
+    pub fn neighbor_lists_with_distances(&self, out: &mut NeighborLists<T>) -> Result<(), Error> {
+        self.self_lists(out, true)
     }
 
-    pub(super) fn self_lists(&self, out: &mut NeighborLists<T>, with_distances: bool) {
-        match self.kernel {
+    pub(super) fn self_lists(
+        &self,
+        out: &mut NeighborLists<T>,
+        with_distances: bool,
+    ) -> Result<(), Error> {
+        let result = match self.kernel {
             Kernel::Simd => self.self_lists_with::<SimdKernel>(out, with_distances),
             Kernel::Scalar => self.self_lists_with::<ScalarKernel>(out, with_distances),
+        };
+        if result.is_err() {
+            out.clear_after_failure();
         }
+        result
     }
 
     /// Which pass [`Grid::neighbor_lists`] takes on the grid as built: chosen from how well
@@ -60,32 +75,35 @@ impl<T: Real> Grid<T> {
         }
     }
 
-    fn self_lists_with<K: MaskKernel>(&self, out: &mut NeighborLists<T>, with_distances: bool) {
+    fn self_lists_with<K: MaskKernel>(
+        &self,
+        out: &mut NeighborLists<T>,
+        with_distances: bool,
+    ) -> Result<(), Error> {
         // Input in cell order: each unit's lists go into place while hot (see `in_order`).
         if let (true, Some(table)) = (self.in_cell_order, self.table.as_ref()) {
-            self.self_lists_in_order::<K>(table, out, with_distances);
-            return;
+            return self.self_lists_in_order::<K>(table, out, with_distances);
         }
         // Input nearly in cell order: units of the caller's numbering, placed while hot.
         if let Some(table) = self.table.as_ref()
             && self.nearly_in_cell_order()
         {
-            self.self_lists_near_order::<K>(table, out, with_distances);
-            return;
+            return self.self_lists_near_order::<K>(table, out, with_distances);
         }
         let n = self.len();
         let units = self.units.len();
-        out.reset(n, units, with_distances);
+        out.reset(n, units, with_distances)?;
         let Some(table) = self.table.as_ref() else {
             out.clear_entries();
-            return;
+            return Ok(());
         };
         let build = self.run_time_build::<K>();
+        let cap = out.cap();
         self.units
             .par_iter()
             .zip(out.buffers[..units].par_iter_mut())
             .for_each(|(&unit, buffer)| {
-                buffer.start(self.unit_points(unit));
+                buffer.start(self.unit_points(unit), cap);
                 buffer.room_to_pack::<K>();
                 // The batch's slots are sorted positions; lists go to caller indices.
                 let list_of = |p: usize| self.order[p] as usize;
@@ -96,6 +114,6 @@ impl<T: Real> Grid<T> {
                 };
                 self.run_task::<K, _>(&task, buffer, with_distances, build);
             });
-        out.assemble(units);
+        out.assemble(units)
     }
 }

@@ -48,7 +48,7 @@ fn batches_of_enough_points_pack_their_candidates() {
         assert_eq!(grid.list_pass(), pass, "{} points", points.len());
         for with_distances in [false, true] {
             let mut lists = NeighborLists::default();
-            grid.self_lists(&mut lists, with_distances);
+            grid.self_lists(&mut lists, with_distances).unwrap();
             let packed = lists.buffers.iter().any(|buffer| buffer.packed.used)
                 || lists.in_order.any_packed();
             assert_eq!(
@@ -103,14 +103,14 @@ fn the_widest_build_runs_where_the_cpu_has_it() {
 fn unsorted_lists_thin_out_the_ascending_checks() {
     const LEN: usize = 40;
     let mut buffer = UnitBuffer::<f32>::default();
-    buffer.start(64);
+    buffer.start(64, usize::MAX);
     let descending: Vec<u32> = (0..LEN as u32).rev().collect();
     let ascending: Vec<u32> = (0..LEN as u32).collect();
     // Each list is gathered, sorted and recorded as the list pass does; returns the
     // streak afterwards.
     let gather = |buffer: &mut UnitBuffer<f32>, list: &[u32]| {
         let at = buffer.filled;
-        buffer.reserve_entries(at + NETWORK_MAX, false);
+        assert!(buffer.reserve_entries(at + NETWORK_MAX, false));
         buffer.entries[at..at + LEN].copy_from_slice(list);
         // SAFETY: the portable form (no AVX2).
         unsafe { buffer.sort_gathered(at, LEN, NETWORK_MAX, false, false, false) };
@@ -146,7 +146,7 @@ fn unsorted_lists_thin_out_the_ascending_checks() {
     for _ in 0..UNSORTED_STREAK {
         gather(&mut buffer, &descending);
     }
-    buffer.start(64);
+    buffer.start(64, usize::MAX);
     assert_eq!(buffer.unsorted_streak, 0);
 }
 

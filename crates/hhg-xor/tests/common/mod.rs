@@ -130,8 +130,10 @@ pub fn check_scheme<T: TestReal>(
 
     // Stale content must be replaced.
     let mut pair_list = PairList::default();
-    pair_list.collect_units(1, |_, stale| stale.extend([[7, 7]; 3]));
-    scheme.pairs(&mut pair_list);
+    pair_list
+        .collect_units(1, |_, stale| stale.extend([[7, 7]; 3]))
+        .unwrap();
+    scheme.pairs(&mut pair_list).unwrap();
     assert_eq!(pair_list.distances_squared(), None, "{what}: no distances");
     let pairs = pair_list.pairs().to_vec();
     check_pairs(&format!("{what}: pairs"), &pairs, &expected.pairs);
@@ -141,7 +143,7 @@ pub fn check_scheme<T: TestReal>(
     assert_same_seq(&format!("{what}: visitor against pairs"), &visited, &pairs);
 
     let mut lists = NeighborLists::default();
-    scheme.neighbor_lists(&mut lists);
+    scheme.neighbor_lists(&mut lists).unwrap();
     check_lists(&format!("{what}: neighbor_lists"), &lists, &expected.lists);
 
     let mut found = vec![9, 9];
@@ -203,7 +205,7 @@ pub fn core_pairs<T: TestReal>(points: &[[T; 3]], radius: T) -> Vec<[u32; 2]> {
     let mut core = CoreScheme::new(radius).unwrap();
     core.build(points).unwrap();
     let mut pairs = PairList::default();
-    core.pairs(&mut pairs);
+    core.pairs(&mut pairs).unwrap();
     let mut pairs = pairs.pairs().to_vec();
     pairs.sort_unstable();
     pairs
@@ -234,9 +236,9 @@ pub fn outputs<T: TestReal, S: FixedRadiusScheme<T>>(
 ) -> Outputs {
     scheme.build(points).unwrap();
     let mut pairs = PairList::default();
-    scheme.pairs(&mut pairs);
+    scheme.pairs(&mut pairs).unwrap();
     let mut lists = NeighborLists::default();
-    scheme.neighbor_lists(&mut lists);
+    scheme.neighbor_lists(&mut lists).unwrap();
     (
         pairs.pairs().to_vec(),
         order(&scheme).to_vec(),

@@ -5,6 +5,7 @@ use rayon::prelude::*;
 
 use crate::broad::build::check_box;
 use crate::error::Error;
+use crate::memory::try_reserve_total;
 use crate::real::Real;
 
 use super::{Aabb, DEAD, Handle, Scene, UpdateReport};
@@ -18,19 +19,35 @@ impl<T: Real> Scene<T> {
     /// first), in an order that does not depend on the thread count.
     ///
     /// Fails as [`Scene::update`] does, and then changes nothing (neither the scene nor
-    /// `out`).
+    /// `out`). Fails with [`Error::OutOfMemory`] when the pairs cannot be allocated after the
+    /// update; `out` is then empty and the scene stays updated, as after [`Scene::update`].
     pub fn detect(&mut self, out: &mut Vec<[Handle; 2]>) -> Result<UpdateReport, Error> {
         let report = self.update()?;
         out.clear();
+        if let Err(error) = self.detect_pairs(out) {
+            out.clear();
+            return Err(error);
+        }
+        Ok(report)
+    }
+
+    /// The pairs of [`Scene::detect`] after its update, into the empty `out`.
+    fn detect_pairs(&mut self, out: &mut Vec<[Handle; 2]>) -> Result<(), Error> {
         // Built against built.
-        self.dynamic_broad.pairs(&mut self.index_pairs);
+        self.dynamic_broad.pairs(&mut self.index_pairs)?;
+        try_reserve_total(out, self.index_pairs.len(), "the detected pairs")?;
         out.extend(self.index_pairs.pairs().iter().map(|&[a, b]| {
             self.ordered(self.built_slots[a as usize], self.built_slots[b as usize])
         }));
         // The side list against itself (through its own small hierarchy)...
         if !self.moved.is_empty() {
             // Built by the update (before it changed anything).
-            self.moved_broad.pairs(&mut self.index_pairs);
+            self.moved_broad.pairs(&mut self.index_pairs)?;
+            try_reserve_total(
+                out,
+                out.len() + self.index_pairs.len(),
+                "the detected pairs",
+            )?;
             out.extend(
                 self.index_pairs
                     .pairs()
@@ -38,9 +55,25 @@ impl<T: Real> Scene<T> {
                     .map(|&[a, b]| self.ordered(self.moved[a as usize], self.moved[b as usize])),
             );
         }
-        // ...and against the built objects.
+        // ...and against the built objects, and every dynamic object against the statics.
         let mut buffers = std::mem::take(&mut self.query_buffers);
-        self.query_in_chunks(&self.moved, &mut buffers, out, |slot, found| {
+        let mut dynamic = std::mem::take(&mut self.dynamic_slots);
+        let result = self.query_side_list_and_statics(&mut buffers, &mut dynamic, out);
+        self.query_buffers = buffers;
+        self.dynamic_slots = dynamic;
+        result
+    }
+
+    /// The pairs of the side list's objects with the built ones, and of every dynamic
+    /// object with the statics, appended to `out` (`dynamic` is scratch for the slots of
+    /// the dynamic objects).
+    fn query_side_list_and_statics(
+        &self,
+        buffers: &mut Vec<Vec<[Handle; 2]>>,
+        dynamic: &mut Vec<u32>,
+        out: &mut Vec<[Handle; 2]>,
+    ) -> Result<(), Error> {
+        self.query_in_chunks(&self.moved, buffers, out, |slot, found| {
             let me = &self.slots[slot as usize];
             self.dynamic_broad.for_each_overlap(&me.aabb, |b| {
                 let other = self.built_slots[b as usize];
@@ -48,14 +81,12 @@ impl<T: Real> Scene<T> {
                     found.push(self.ordered(slot, other));
                 }
             });
-        });
-        // Every dynamic object against the statics.
+        })?;
         if !self.static_slots.is_empty() {
-            let mut dynamic = std::mem::take(&mut self.dynamic_slots);
             dynamic.clear();
             dynamic.extend(self.built_slots.iter().copied().filter(|&s| s != DEAD));
             dynamic.extend_from_slice(&self.moved);
-            self.query_in_chunks(&dynamic, &mut buffers, out, |slot, found| {
+            self.query_in_chunks(dynamic, buffers, out, |slot, found| {
                 let me = &self.slots[slot as usize];
                 self.static_broad.for_each_overlap(&me.aabb, |b| {
                     let other = self.static_slots[b as usize];
@@ -63,11 +94,9 @@ impl<T: Real> Scene<T> {
                         found.push(self.ordered(slot, other));
                     }
                 });
-            });
-            self.dynamic_slots = dynamic;
+            })?;
         }
-        self.query_buffers = buffers;
-        Ok(report)
+        Ok(())
     }
 
     /// Runs `query(slot, found)` for every slot of `slots` in parallel chunks of
@@ -79,7 +108,7 @@ impl<T: Real> Scene<T> {
         buffers: &mut Vec<Vec<[Handle; 2]>>,
         out: &mut Vec<[Handle; 2]>,
         query: impl Fn(u32, &mut Vec<[Handle; 2]>) + Sync,
-    ) {
+    ) -> Result<(), Error> {
         let chunks = slots.len().div_ceil(QUERY_CHUNK);
         if buffers.len() < chunks {
             buffers.resize_with(chunks, Vec::new);
@@ -93,9 +122,12 @@ impl<T: Real> Scene<T> {
                     query(slot, found);
                 }
             });
+        let total = out.len() + buffers[..chunks].iter().map(Vec::len).sum::<usize>();
+        try_reserve_total(out, total, "the detected pairs")?;
         for found in &buffers[..chunks] {
             out.extend_from_slice(found);
         }
+        Ok(())
     }
 
     /// Updates and detects (see [`Scene::detect`]), then reports the pairs that overlap now
