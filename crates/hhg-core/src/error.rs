@@ -130,6 +130,39 @@ pub enum Error {
         /// The point count, which both indices must be below.
         count: usize,
     },
+    /// A cell vector entry that is NaN or infinite.
+    NonFiniteCellVector {
+        /// The cell vector (row of the matrix).
+        row: usize,
+        /// The coordinate (column): 0 = x, 1 = y, 2 = z.
+        column: usize,
+        /// The entry, widened to `f64`.
+        value: f64,
+    },
+    /// A periodic cell vector that is zero or (nearly) in the span of the other periodic
+    /// vectors: the cell's width between its two faces along that axis vanishes.
+    DegenerateCell {
+        /// The cell vector (row of the matrix).
+        axis: usize,
+        /// The distance between the cell's faces along that axis.
+        width: f64,
+        /// The length of the cell vector.
+        length: f64,
+    },
+    /// A cutoff so large next to a periodic cell's width (or points so far from the cell that
+    /// rounding widens the search as much) that the points and their images within the
+    /// cutoff would exceed the limit.
+    TooManyImages {
+        /// How many points and images the search would hold (infinite when the search
+        /// radius does not settle).
+        images: f64,
+        /// The most accepted.
+        limit: u64,
+        /// The cutoff.
+        cutoff: f64,
+        /// The cell's narrowest width between faces along a periodic axis.
+        width: f64,
+    },
     /// Memory for an output, or for the scratch that gathers it, could not be allocated
     /// (the allocator refused, or the size overflows `isize`). The output is left empty;
     /// the search itself is unchanged.
@@ -276,6 +309,34 @@ impl fmt::Display for Error {
                 f,
                 "pair {pair} = [{i}, {j}] names a point index out of range: there are {count} \
                  points"
+            ),
+            Error::NonFiniteCellVector { row, column, value } => write!(
+                f,
+                "cell vector {row} has a non-finite {} component ({value})",
+                AXIS_NAMES[column]
+            ),
+            Error::DegenerateCell {
+                axis,
+                width,
+                length,
+            } => write!(
+                f,
+                "periodic cell vector {axis} (length {length}) leaves a width of {width} between \
+                 the cell's faces: the periodic cell vectors must be nonzero and linearly \
+                 independent"
+            ),
+            Error::TooManyImages {
+                images,
+                limit,
+                cutoff,
+                width,
+            } => write!(
+                f,
+                "the cutoff {cutoff} is {:.3e} times the cell's narrowest width {width}: the \
+                 points and their periodic images within it would number {images:.3e}, more \
+                 than the {limit} accepted (or the points lie so far from the cell that \
+                 rounding widens the search as much)",
+                cutoff / width
             ),
             Error::OutOfMemory { what, bytes } => write!(
                 f,

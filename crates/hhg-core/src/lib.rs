@@ -45,6 +45,7 @@ mod search;
 mod simd;
 mod smallsort;
 mod sort;
+pub mod triclinic;
 
 pub use columns::{MAX_POINTS, PointColumns};
 pub use error::Error;

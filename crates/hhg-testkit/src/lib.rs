@@ -17,8 +17,8 @@ pub use checks::{
     check_pair_distances, check_pairs,
 };
 pub use oracle::{
-    oracle_cross, oracle_pairs, oracle_periodic_pairs, oracle_point, oracle_self,
-    oracle_sphere_pairs, within,
+    oracle_all_images_pairs, oracle_cross, oracle_pairs, oracle_periodic_pairs, oracle_point,
+    oracle_self, oracle_sphere_pairs, within,
 };
 pub use pool::{THREAD_COUNTS, in_pool};
 pub use real::TestReal;

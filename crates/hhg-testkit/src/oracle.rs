@@ -122,3 +122,121 @@ pub fn oracle_periodic_pairs<T: Real>(
     pairs.sort_unstable_by_key(|&(pair, _)| pair);
     pairs
 }
+
+/// Brute force over every periodic image: each `(i, j, S)` (including `i == j` with `S != 0`,
+/// and with `S` zero along open axes) whose vector `D = (x[j] - x[i]) + S . vectors` (in
+/// `f64`, per component `(x[j] - x[i]) + ((S0 * a + S1 * b) + S2 * c)`) has
+/// `(D0*D0 + D1*D1) + D2*D2 <= cutoff^2`; with `full`, both `(i, j, S)` and `(j, i, -S)`,
+/// else the pair with `i < j`, or for `i == j` the shift whose first nonzero of
+/// `S0 + S1 + S2`, `S2`, `S1` is positive. Sorted by pair, each with its vector.
+///
+/// The shifts tried per pair come from the dual vectors of the periodic cell vectors (no
+/// wrapping): along periodic axis `k`, `S_k = g_k . D - g_k . (x[j] - x[i])` with
+/// `|g_k . D| <= |g_k| cutoff`, one more on each side for rounding.
+pub fn oracle_all_images_pairs<T: Real>(
+    points: &[[T; 3]],
+    cutoff: f64,
+    vectors: [[f64; 3]; 3],
+    periodic: [bool; 3],
+    full: bool,
+) -> Vec<(PeriodicPair, [f64; 3])> {
+    let duals = dual_vectors(vectors, periodic);
+    let limit = cutoff * cutoff;
+    let mut found = Vec::new();
+    for i in 0..points.len() {
+        for j in i..points.len() {
+            let (xi, xj) = (points[i].map(T::to_f64), points[j].map(T::to_f64));
+            let apart: [f64; 3] = std::array::from_fn(|c| xj[c] - xi[c]);
+            let range = |k: usize| -> std::ops::RangeInclusive<i64> {
+                if !periodic[k] {
+                    return 0..=0;
+                }
+                let g = duals[k];
+                let centre = -((apart[0] * g[0] + apart[1] * g[1]) + apart[2] * g[2]);
+                let spread = cutoff * (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
+                ((centre - spread).floor() as i64 - 1)..=((centre + spread).ceil() as i64 + 1)
+            };
+            for s0 in range(0) {
+                for s1 in range(1) {
+                    for s2 in range(2) {
+                        let shift = [s0, s1, s2];
+                        if i == j && shift == [0; 3] {
+                            continue;
+                        }
+                        let s = shift.map(|v| v as f64);
+                        let d: [f64; 3] = std::array::from_fn(|c| {
+                            apart[c]
+                                + ((s[0] * vectors[0][c] + s[1] * vectors[1][c])
+                                    + s[2] * vectors[2][c])
+                        });
+                        if (d[0] * d[0] + d[1] * d[1]) + d[2] * d[2] > limit {
+                            continue;
+                        }
+                        let (i, j) = (i as u32, j as u32);
+                        let keep_half = i < j || {
+                            let sum = s0 + s1 + s2;
+                            sum > 0 || (sum == 0 && (s2 > 0 || (s2 == 0 && s1 > 0)))
+                        };
+                        if full || keep_half {
+                            found.push((PeriodicPair { i, j, shift }, d));
+                        }
+                        if full && i != j {
+                            let mirrored = PeriodicPair {
+                                i: j,
+                                j: i,
+                                shift: shift.map(|v| -v),
+                            };
+                            found.push((mirrored, d.map(|v| -v)));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    found.sort_unstable_by_key(|&(pair, _)| pair);
+    found
+}
+
+/// Per periodic axis `k`, a vector `g_k` with `g_k . vectors[l] = (k == l)` for the periodic
+/// `l`, in their span (the pseudo-inverse by the Gram matrix, solved by Gauss-Jordan).
+fn dual_vectors(vectors: [[f64; 3]; 3], periodic: [bool; 3]) -> [[f64; 3]; 3] {
+    let axes: Vec<usize> = (0..3).filter(|&k| periodic[k]).collect();
+    let p = axes.len();
+    let dot = |a: [f64; 3], b: [f64; 3]| a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    // The Gram matrix with the identity beside it.
+    let mut m = vec![vec![0.0; 2 * p]; p];
+    for r in 0..p {
+        for c in 0..p {
+            m[r][c] = dot(vectors[axes[r]], vectors[axes[c]]);
+        }
+        m[r][p + r] = 1.0;
+    }
+    for col in 0..p {
+        let pivot = (col..p)
+            .max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))
+            .unwrap();
+        m.swap(col, pivot);
+        let lead = m[col][col];
+        assert!(lead != 0.0, "the periodic cell vectors are dependent");
+        for v in m[col].iter_mut() {
+            *v /= lead;
+        }
+        for r in 0..p {
+            if r != col {
+                let factor = m[r][col];
+                for c in 0..2 * p {
+                    m[r][c] -= factor * m[col][c];
+                }
+            }
+        }
+    }
+    let mut duals = [[0.0; 3]; 3];
+    for (r, &k) in axes.iter().enumerate() {
+        for (c, &l) in axes.iter().enumerate() {
+            for d in 0..3 {
+                duals[k][d] += m[r][p + c] * vectors[l][d];
+            }
+        }
+    }
+    duals
+}

@@ -1,0 +1,760 @@
+//! Triclinic periodic cells: every image of every point within a cutoff, for any skew and for
+//! cutoffs wider than the cell, each pair reported with its integer cell shift.
+//!
+//! The points are wrapped into the cell in fractional coordinates (exact integer wrap counts),
+//! every image within the cutoff of the cell is added as a ghost (as many layers as
+//! `cutoff / width` needs, widths measured between opposite faces), and one [`Grid`] searches
+//! the points and ghosts with a slightly wider radius. Each pair the grid finds between a
+//! point and an image is mapped to the caller's frame and then decided by one formula on the
+//! caller's own coordinates (see [`AllImagesSearch`]), so the result is exactly what a
+//! brute-force loop over all shifts with that formula reports.
+
+use rayon::prelude::*;
+
+use crate::error::Error;
+use crate::geometry::{Points, first_non_finite};
+use crate::grid::{Grid, check_radius};
+use crate::pairs::PairList;
+use crate::periodic::{MAX_IMAGES, PeriodicPair};
+use crate::real::Real;
+
+/// The most points and ghost images together that one [`AllImagesSearch`] build holds,
+/// `2^27`: the bound on the memory a large cutoff in a small cell can ask for.
+pub const MAX_IMAGE_POINTS: usize = 1 << 27;
+
+/// A parallelepiped cell given by its three cell vectors (the rows of `vectors`), periodic
+/// along the cell vectors whose `periodic` flag is set.
+///
+/// The cell spans `f0 * a + f1 * b + f2 * c` for fractional coordinates `0 <= f < 1` from the
+/// origin. Rows of open (non-periodic) axes are not used: they may be zero (they must be
+/// finite). The periodic vectors must be linearly independent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TriclinicBox<T> {
+    /// The cell vectors, one per row.
+    pub vectors: [[T; 3]; 3],
+    /// Which cell vectors are periodic.
+    pub periodic: [bool; 3],
+}
+
+impl<T: Real> TriclinicBox<T> {
+    /// A cell periodic along all three vectors.
+    pub fn new(vectors: [[T; 3]; 3]) -> Self {
+        Self {
+            vectors,
+            periodic: [true; 3],
+        }
+    }
+
+    /// The distances between opposite faces along each periodic axis (`0` along open axes),
+    /// after checking the cell (see [`AllImagesSearch::new`] for the errors).
+    pub fn widths(&self) -> Result<[f64; 3], Error> {
+        Ok(CellGeometry::new(self)?.widths)
+    }
+}
+
+/// The cell in `f64`, with open axes completed by unit vectors orthogonal to the periodic
+/// ones, its inverse and the widths between faces.
+#[derive(Clone, Copy, Debug)]
+struct CellGeometry {
+    /// The caller's rows, widened.
+    rows: [[f64; 3]; 3],
+    /// The inverse of the completed matrix: column `k` maps a position to its fractional
+    /// coordinate along cell vector `k`.
+    inverse: [[f64; 3]; 3],
+    periodic: [bool; 3],
+    widths: [f64; 3],
+    /// The largest coordinate of each row, in magnitude (`0` along open axes).
+    row_extent: [f64; 3],
+    /// A bound on the condition of the completed matrix: the sum of the periodic rows'
+    /// lengths over the narrowest width (`1` when nothing is periodic).
+    condition: f64,
+}
+
+fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+
+fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
+    (a[0] * b[0] + a[1] * b[1]) + a[2] * b[2]
+}
+
+fn norm(a: [f64; 3]) -> f64 {
+    dot(a, a).sqrt()
+}
+
+fn unit(a: [f64; 3]) -> [f64; 3] {
+    let n = norm(a);
+    a.map(|v| v / n)
+}
+
+impl CellGeometry {
+    fn new<T: Real>(cell: &TriclinicBox<T>) -> Result<Self, Error> {
+        let rows = cell.vectors.map(|row| row.map(T::to_f64));
+        for (row, values) in rows.iter().enumerate() {
+            for (column, &value) in values.iter().enumerate() {
+                if !value.is_finite() {
+                    return Err(Error::NonFiniteCellVector { row, column, value });
+                }
+            }
+        }
+        let periodic = cell.periodic;
+        let axes: Vec<usize> = (0..3).filter(|&k| periodic[k]).collect();
+        let open: Vec<usize> = (0..3).filter(|&k| !periodic[k]).collect();
+        // Open axes get unit vectors orthogonal to the periodic vectors (the caller's rows
+        // there are not used), so that the fractional coordinates along periodic axes measure
+        // the periodic directions only.
+        let mut completed = rows;
+        match axes.len() {
+            0 => completed = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+            1 => {
+                let a = rows[axes[0]];
+                if norm(a) > 0.0 {
+                    // The coordinate axis least aligned with `a` gives the first normal.
+                    let least = (0..3)
+                        .min_by(|&p, &q| a[p].abs().total_cmp(&a[q].abs()))
+                        .unwrap_or(0);
+                    let mut e = [0.0; 3];
+                    e[least] = 1.0;
+                    let b = unit(cross(a, e));
+                    let c = unit(cross(a, b));
+                    completed[open[0]] = b;
+                    completed[open[1]] = c;
+                }
+            }
+            2 => {
+                let normal = cross(rows[axes[0]], rows[axes[1]]);
+                if norm(normal) > 0.0 {
+                    completed[open[0]] = unit(normal);
+                }
+            }
+            _ => {}
+        }
+        let [a, b, c] = completed;
+        let (bc, ca, ab) = (cross(b, c), cross(c, a), cross(a, b));
+        let det = dot(a, bc);
+        let longest = axes.iter().map(|&k| norm(rows[k])).fold(0.0, f64::max);
+        let mut widths = [0.0; 3];
+        for &k in &axes {
+            let face = [bc, ca, ab][k];
+            let width = det.abs() / norm(face);
+            // A width that vanishes next to the cell's size (or is NaN for a zero vector)
+            // leaves the fractional coordinates undefined.
+            if !(width.is_finite() && width > 1e-9 * longest) {
+                return Err(Error::DegenerateCell {
+                    axis: k,
+                    width: if width.is_finite() { width } else { 0.0 },
+                    length: norm(rows[k]),
+                });
+            }
+            widths[k] = width;
+        }
+        // Columns of the inverse: the reciprocal vectors, `(b x c) / det` and so on.
+        let mut inverse = [[0.0; 3]; 3];
+        for (k, face) in [bc, ca, ab].iter().enumerate() {
+            for (row, value) in inverse.iter_mut().zip(face) {
+                row[k] = value / det;
+            }
+        }
+        let row_extent = std::array::from_fn(|k| {
+            if periodic[k] {
+                rows[k].iter().fold(0.0f64, |m, v| m.max(v.abs()))
+            } else {
+                0.0
+            }
+        });
+        let narrowest = axes
+            .iter()
+            .map(|&k| widths[k])
+            .fold(f64::INFINITY, f64::min);
+        let lengths: f64 = axes.iter().map(|&k| norm(rows[k])).sum();
+        let condition = if axes.is_empty() {
+            1.0
+        } else {
+            (lengths / narrowest).max(1.0)
+        };
+        Ok(Self {
+            rows,
+            inverse,
+            periodic,
+            widths,
+            row_extent,
+            condition,
+        })
+    }
+
+    /// `shift . rows`, per component `(s0 * a + s1 * b) + s2 * c` in `f64`.
+    #[inline]
+    fn shift_vector(&self, shift: [i64; 3]) -> [f64; 3] {
+        let s = shift.map(|v| v as f64);
+        std::array::from_fn(|c| {
+            (s[0] * self.rows[0][c] + s[1] * self.rows[1][c]) + s[2] * self.rows[2][c]
+        })
+    }
+
+    /// The fractional coordinate of `p` along cell vector `k`.
+    #[inline]
+    fn fractional(&self, p: [f64; 3], k: usize) -> f64 {
+        (p[0] * self.inverse[0][k] + p[1] * self.inverse[1][k]) + p[2] * self.inverse[2][k]
+    }
+
+    /// The narrowest width over periodic axes (infinite when none is periodic).
+    fn narrowest(&self) -> f64 {
+        (0..3)
+            .filter(|&k| self.periodic[k])
+            .map(|k| self.widths[k])
+            .fold(f64::INFINITY, f64::min)
+    }
+}
+
+/// A point wrapped into the cell: its position (in `f64`), its fractional coordinates in the
+/// cell (`0 <= f < 1` along periodic axes, `0` along open axes) and how many cell vectors the
+/// wrap subtracted (`wrapped = p - count . rows`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Wrapped {
+    position: [f64; 3],
+    fraction: [f64; 3],
+    count: [i64; 3],
+}
+
+impl CellGeometry {
+    /// Wraps `p` (finite), or names the axis and the fractional coordinate of a point too
+    /// many cells away for its count to be exact.
+    fn wrap(&self, p: [f64; 3]) -> Result<Wrapped, (usize, f64)> {
+        let mut count = [0i64; 3];
+        let mut fraction = [0.0; 3];
+        for k in 0..3 {
+            if !self.periodic[k] {
+                continue;
+            }
+            let f = self.fractional(p, k);
+            if f.is_nan() || f.abs() > MAX_IMAGES as f64 {
+                return Err((k, f));
+            }
+            let floor = f.floor();
+            // Exact: `f - floor(f)` needs no rounding, and lies in `0 .. 1`.
+            fraction[k] = f - floor;
+            count[k] = floor as i64;
+        }
+        let moved = self.shift_vector(count);
+        let position = std::array::from_fn(|c| p[c] - moved[c]);
+        Ok(Wrapped {
+            position,
+            fraction,
+            count,
+        })
+    }
+}
+
+/// A ghost image: its point and its shift (in cell vectors) from the wrapped point.
+type Ghost = (u32, [i32; 3]);
+
+/// Which pairs a list holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PairSet {
+    /// Each pair once: `(i, j, S)` with `i < j`, or `i == j` with `S` in the positive half
+    /// of the shifts (the first nonzero of `S0 + S1 + S2`, `S2`, `S1` is positive).
+    #[default]
+    Half,
+    /// Both `(i, j, S)` and `(j, i, -S)`.
+    Full,
+}
+
+/// The pairs of an [`AllImagesSearch`] with their cell shifts, distances and vectors, sorted
+/// by `(i, j, shift)`; the buffers only grow, reuse one value across steps.
+#[derive(Clone, Debug, Default)]
+pub struct ImagePairList<T: Real> {
+    pairs: Vec<PeriodicPair>,
+    distances: Vec<T>,
+    vectors: Vec<[T; 3]>,
+    /// The pairs of points and images the grid finds (scratch).
+    candidates: PairList<T>,
+    /// Accepted pairs with their vectors and squared distances, before sorting (scratch).
+    records: Vec<(PeriodicPair, [f64; 3], f64)>,
+}
+
+impl<T: Real> ImagePairList<T> {
+    /// The pairs: `x[j] - x[i] + shift . vectors` is the pair's vector for the caller's
+    /// positions `x`.
+    pub fn pairs(&self) -> &[PeriodicPair] {
+        &self.pairs
+    }
+
+    /// The distance of each pair (the length of its vector), alongside `pairs()`.
+    pub fn distances(&self) -> &[T] {
+        &self.distances
+    }
+
+    /// The vector of each pair, `x[j] - x[i] + shift . vectors`, alongside `pairs()`.
+    pub fn vectors(&self) -> &[[T; 3]] {
+        &self.vectors
+    }
+
+    /// How many pairs there are.
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// Tells whether there is no pair.
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    /// The bytes held by the list's buffers (capacity, not length), scratch included.
+    pub fn heap_bytes(&self) -> usize {
+        size_of::<PeriodicPair>() * self.pairs.capacity()
+            + size_of::<T>() * self.distances.capacity()
+            + size_of::<[T; 3]>() * self.vectors.capacity()
+            + self.candidates.heap_bytes()
+            + size_of::<(PeriodicPair, [f64; 3], f64)>() * self.records.capacity()
+    }
+}
+
+/// Fixed-radius search in a triclinic periodic cell with every image: all pairs `(i, j, S)`
+/// of points and integer cell shifts `S` (zero along open axes) within the cutoff, also when
+/// the cutoff exceeds half the cell's width (several shifts for one `i, j`, and a point with
+/// its own images, `i == j` with `S != 0`).
+///
+/// The rule, for the caller's coordinates `x` and cell vectors `H` (rows), all in `f64`: the
+/// vector `D = (x[j] - x[i]) + S . H`, per component
+/// `(x[j] - x[i]) + ((S0 * H[0] + S1 * H[1]) + S2 * H[2])`, and the pair is reported iff
+/// `(D0*D0 + D1*D1) + D2*D2 <= r * r`, with `r` the cutoff (widened to `f64`) — the same
+/// `<=` as every other search of hhg. Exchanging `i` and `j` and negating `S` negates `D`
+/// exactly (rounding to nearest is symmetric; only a zero component keeps its `+0`), so the
+/// decision and the distance are the same from both sides and full lists are symmetric. The points may lie anywhere: `S` refers to the
+/// caller's own positions, wrap counts included.
+///
+/// ```
+/// use hhg_core::triclinic::{AllImagesSearch, ImagePairList, PairSet, TriclinicBox};
+///
+/// // A cell narrower than the cutoff along x: the point sees its own images at +-1 a.
+/// let cell = TriclinicBox::new([[1.5f64, 0.0, 0.0], [0.5, 10.0, 0.0], [0.0, 0.0, 10.0]]);
+/// let mut search = AllImagesSearch::new(2.0, cell)?;
+/// search.build(&[[0.25, 1.0, 1.0]])?;
+/// let mut pairs = ImagePairList::default();
+/// search.pairs(PairSet::Half, &mut pairs)?;
+/// let shifts: Vec<[i64; 3]> = pairs.pairs().iter().map(|p| p.shift).collect();
+/// assert_eq!(shifts, [[1, 0, 0]]);
+/// search.pairs(PairSet::Full, &mut pairs)?;
+/// assert_eq!(pairs.len(), 2);
+/// # Ok::<(), hhg_core::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct AllImagesSearch<T: Real> {
+    cutoff: T,
+    domain: TriclinicBox<T>,
+    geometry: CellGeometry,
+    /// The grid over points and ghosts, its radius the cutoff plus the rounding margin.
+    grid: Grid<T>,
+    /// The caller's points of the last build.
+    points: Vec<[T; 3]>,
+    /// Per point: the cell vectors its wrap subtracted.
+    counts: Vec<[i64; 3]>,
+    /// Per ghost: its point and its shift from the wrapped point.
+    ghosts: Vec<Ghost>,
+    /// Scratch: the wrapped points (in `f64`), and the points then ghosts (in `T`).
+    wrapped: Vec<Wrapped>,
+    extended: Vec<[T; 3]>,
+    ghost_counts: Vec<u64>,
+}
+
+impl<T: Real> AllImagesSearch<T> {
+    /// An empty search within `cutoff` in `domain`.
+    ///
+    /// Fails on a cutoff that is not finite and positive ([`Error::InvalidRadius`]), a
+    /// non-finite cell entry ([`Error::NonFiniteCellVector`]) or periodic cell vectors that
+    /// are linearly dependent or zero ([`Error::DegenerateCell`]).
+    pub fn new(cutoff: T, domain: TriclinicBox<T>) -> Result<Self, Error> {
+        check_radius(cutoff)?;
+        let geometry = CellGeometry::new(&domain)?;
+        Ok(Self {
+            cutoff,
+            domain,
+            geometry,
+            grid: Grid::new(cutoff)?,
+            points: Vec::new(),
+            counts: Vec::new(),
+            ghosts: Vec::new(),
+            wrapped: Vec::new(),
+            extended: Vec::new(),
+            ghost_counts: Vec::new(),
+        })
+    }
+
+    /// The cell.
+    pub fn domain(&self) -> &TriclinicBox<T> {
+        &self.domain
+    }
+
+    /// The cutoff.
+    pub fn cutoff(&self) -> T {
+        self.cutoff
+    }
+
+    /// How many points the last build held.
+    pub fn len(&self) -> usize {
+        self.points.len()
+    }
+
+    /// Tells whether the last build held no point.
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty()
+    }
+
+    /// How many ghost images the last build made.
+    pub fn ghosts(&self) -> usize {
+        self.ghosts.len()
+    }
+
+    /// The radius the grid searches with: the cutoff plus the margin that covers rounding.
+    pub fn search_radius(&self) -> T {
+        self.grid.radius()
+    }
+
+    /// Builds the search over `points` (anywhere; they are wrapped into the cell).
+    ///
+    /// Fails on a non-finite coordinate, too many points, a point more than
+    /// [`MAX_IMAGES`] cell vectors away ([`Error::ImageCountOutOfRange`], its `axis` the cell
+    /// vector), more than [`MAX_IMAGE_POINTS`] points and images together
+    /// ([`Error::TooManyImages`]), or points and images spanning more cells than the grid
+    /// numbers. A failed build leaves the search empty.
+    pub fn build(&mut self, points: &[[T; 3]]) -> Result<(), Error> {
+        self.points.clear();
+        self.counts.clear();
+        self.ghosts.clear();
+        crate::columns::check_count(points.len())?;
+        if let Some(error) = first_non_finite(Points::Aos(points)) {
+            return Err(error);
+        }
+        let geometry = self.geometry;
+        let n = points.len();
+        self.wrapped.clear();
+        self.wrapped.resize(n, Wrapped::default());
+        let failed = self
+            .wrapped
+            .par_iter_mut()
+            .zip(points.par_iter())
+            .with_min_len(4096)
+            .map(|(out, p)| match geometry.wrap(p.map(T::to_f64)) {
+                Ok(wrapped) => {
+                    *out = wrapped;
+                    None
+                }
+                Err(error) => Some(error),
+            })
+            .position_first(|e| e.is_some());
+        if let Some(index) = failed {
+            let (axis, images) = geometry
+                .wrap(points[index].map(T::to_f64))
+                .expect_err("the point was just refused");
+            return Err(Error::ImageCountOutOfRange {
+                index,
+                axis,
+                value: points[index][axis].to_f64(),
+                images,
+                limit: MAX_IMAGES as f64,
+            });
+        }
+        let extent = |p: &[f64; 3]| p.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let largest_input = points
+            .par_iter()
+            .map(|p| extent(&p.map(T::to_f64)))
+            .reduce(|| 0.0, f64::max);
+        let largest_wrapped = self
+            .wrapped
+            .par_iter()
+            .map(|w| extent(&w.position))
+            .reduce(|| 0.0, f64::max);
+        let search_radius = self.search_radius_for(largest_input, largest_wrapped)?;
+        let reach: [f64; 3] = std::array::from_fn(|k| {
+            if geometry.periodic[k] {
+                search_radius / geometry.widths[k]
+            } else {
+                0.0
+            }
+        });
+        // The shifts of a point's images within the search radius of the cell, per axis: its
+        // fractional coordinate plus the shift lies in `-reach .. 1 + reach`.
+        let shift_range = move |w: &Wrapped, k: usize| -> (i64, i64) {
+            if !geometry.periodic[k] {
+                return (0, 0);
+            }
+            let f = w.fraction[k];
+            (
+                (-reach[k] - f).ceil() as i64,
+                (1.0 + reach[k] - f).floor() as i64,
+            )
+        };
+        let image_count = move |w: &Wrapped| -> u64 {
+            (0..3)
+                .map(|k| {
+                    let (lo, hi) = shift_range(w, k);
+                    (hi - lo + 1) as u64
+                })
+                .product::<u64>()
+                - 1
+        };
+        self.ghost_counts.clear();
+        self.ghost_counts.resize(n + 1, 0);
+        self.ghost_counts[..n]
+            .par_iter_mut()
+            .zip(self.wrapped.par_iter())
+            .with_min_len(4096)
+            .for_each(|(count, w)| *count = image_count(w));
+        // The offsets of each point's ghosts (an exclusive prefix sum, checked before any
+        // ghost is allocated).
+        let mut total = 0u64;
+        for count in self.ghost_counts.iter_mut() {
+            let c = *count;
+            *count = total;
+            total = total.saturating_add(c);
+        }
+        let limit = MAX_IMAGE_POINTS.min(crate::columns::MAX_POINTS) as u64;
+        if (n as u64).saturating_add(total) > limit {
+            return Err(Error::TooManyImages {
+                images: (n as u64).saturating_add(total) as f64,
+                limit,
+                cutoff: self.cutoff.to_f64(),
+                width: geometry.narrowest(),
+            });
+        }
+        let total = total as usize;
+        // Points, then each point's ghosts in point order (the same whatever the threads).
+        self.extended.clear();
+        self.extended.resize(n + total, [T::default(); 3]);
+        self.ghosts.resize(total, (0, [0; 3]));
+        let (originals, ghost_points) = self.extended.split_at_mut(n);
+        originals
+            .par_iter_mut()
+            .zip(self.wrapped.par_iter())
+            .with_min_len(4096)
+            .for_each(|(out, w)| *out = w.position.map(T::from_f64));
+        let starts = &self.ghost_counts;
+        // Each point owns its range of the ghosts: split both buffers by the offsets.
+        let mut point_ghosts: Vec<(&mut [[T; 3]], &mut [Ghost])> = Vec::with_capacity(n);
+        let (mut rest_points, mut rest_ghosts) = (ghost_points, &mut self.ghosts[..]);
+        for k in 0..n {
+            let len = (starts[k + 1] - starts[k]) as usize;
+            let (p, tail_p) = rest_points.split_at_mut(len);
+            let (g, tail_g) = rest_ghosts.split_at_mut(len);
+            point_ghosts.push((p, g));
+            (rest_points, rest_ghosts) = (tail_p, tail_g);
+        }
+        point_ghosts
+            .par_iter_mut()
+            .zip(self.wrapped.par_iter())
+            .enumerate()
+            .with_min_len(1024)
+            .for_each(|(k, ((out_points, out_ghosts), w))| {
+                let ranges: [(i64, i64); 3] = std::array::from_fn(|a| shift_range(w, a));
+                let mut at = 0;
+                for s0 in ranges[0].0..=ranges[0].1 {
+                    for s1 in ranges[1].0..=ranges[1].1 {
+                        for s2 in ranges[2].0..=ranges[2].1 {
+                            if (s0, s1, s2) == (0, 0, 0) {
+                                continue;
+                            }
+                            let moved = geometry.shift_vector([s0, s1, s2]);
+                            out_points[at] =
+                                std::array::from_fn(|c| T::from_f64(w.position[c] + moved[c]));
+                            out_ghosts[at] = (k as u32, [s0 as i32, s1 as i32, s2 as i32]);
+                            at += 1;
+                        }
+                    }
+                }
+                debug_assert_eq!(at, out_points.len());
+            });
+        if self.grid.radius().to_f64() != search_radius {
+            self.grid = Grid::new(T::from_f64(search_radius))?;
+        }
+        let ghosts = &self.ghosts;
+        if let Err(error) = self.grid.build(&self.extended) {
+            let to_caller = |index: usize| match index.checked_sub(n) {
+                Some(g) => ghosts[g].0 as usize,
+                None => index,
+            };
+            return Err(match error {
+                Error::NonFiniteCoordinate { index, axis, value } => Error::NonFiniteCoordinate {
+                    index: to_caller(index),
+                    axis,
+                    value,
+                },
+                other => other.with_caller_point(to_caller),
+            });
+        }
+        self.points.extend_from_slice(points);
+        self.counts.extend(self.wrapped.iter().map(|w| w.count));
+        Ok(())
+    }
+
+    /// The grid's radius for this build: the cutoff plus a margin that bounds every rounding
+    /// between the caller's coordinates and the images in `T` (the wrap and the shifts in
+    /// `f64`, the images rounded to `T`, the grid's distance in `T`, and the rule's `D` in
+    /// `f64`), so that every pair the rule accepts is among the pairs the grid finds. The
+    /// margin grows with the images' reach, which grows with the radius: iterated to a fixed
+    /// point, refused as too many images when it runs away.
+    fn search_radius_for(&self, largest_input: f64, largest_wrapped: f64) -> Result<f64, Error> {
+        let geometry = &self.geometry;
+        let cutoff = self.cutoff.to_f64();
+        let unit_t = if size_of::<T>() == 4 {
+            f64::from(f32::EPSILON) / 2.0
+        } else {
+            f64::EPSILON / 2.0
+        };
+        let unit_f64 = f64::EPSILON / 2.0;
+        let margin = |radius: f64| -> f64 {
+            // The largest coordinate of an image: the wrapped point moved by at most
+            // `ceil(radius / width) + 1` cell vectors per periodic axis.
+            let reach: f64 = (0..3)
+                .filter(|&k| geometry.periodic[k])
+                .map(|k| ((radius / geometry.widths[k]).ceil() + 1.0) * geometry.row_extent[k])
+                .sum();
+            let largest_image = largest_wrapped + reach;
+            8.0 * (unit_t * (largest_image + largest_wrapped + radius)
+                + 16.0
+                    * unit_f64
+                    * (1.0 + geometry.condition)
+                    * (largest_input + largest_wrapped + largest_image + radius))
+        };
+        let mut radius = cutoff + margin(cutoff);
+        for _ in 0..32 {
+            let needed = cutoff + margin(radius);
+            if needed <= radius {
+                // Rounded up in `T` so that the grid's radius is not below it.
+                let in_t = T::from_f64(radius).to_f64();
+                return Ok(if in_t >= radius {
+                    in_t
+                } else {
+                    T::from_f64(radius * (1.0 + 4.0 * unit_t)).to_f64()
+                });
+            }
+            radius = cutoff + 2.0 * (needed - cutoff);
+            if !radius.is_finite() || radius / geometry.narrowest() > 1e6 {
+                break;
+            }
+        }
+        Err(Error::TooManyImages {
+            images: f64::INFINITY,
+            limit: MAX_IMAGE_POINTS as u64,
+            cutoff,
+            width: geometry.narrowest(),
+        })
+    }
+
+    /// The pairs within the cutoff, into `out` (refilled), sorted by `(i, j, shift)`, with
+    /// their distances and vectors. The order does not depend on the thread count.
+    ///
+    /// Fails with [`Error::OutOfMemory`] when the candidate pairs cannot be allocated, and
+    /// then leaves `out` empty.
+    pub fn pairs(&self, set: PairSet, out: &mut ImagePairList<T>) -> Result<(), Error> {
+        let ImagePairList {
+            pairs,
+            distances,
+            vectors,
+            candidates,
+            records,
+        } = out;
+        records.clear();
+        if self.points.is_empty() {
+            // Nothing built, or the last build failed (the grid may hold an older build).
+            pairs.clear();
+            distances.clear();
+            vectors.clear();
+            return Ok(());
+        }
+        if let Err(error) = self.grid.pairs(candidates) {
+            pairs.clear();
+            distances.clear();
+            vectors.clear();
+            return Err(error);
+        }
+        let n = self.points.len();
+        let cutoff = self.cutoff.to_f64();
+        let limit = cutoff * cutoff;
+        // A member of a grid pair: its point and the shift of its image.
+        let member = |e: u32| -> (u32, [i64; 3]) {
+            match (e as usize).checked_sub(n) {
+                Some(g) => {
+                    let (point, shift) = self.ghosts[g];
+                    (point, shift.map(i64::from))
+                }
+                None => (e, [0; 3]),
+            }
+        };
+        records.clear();
+        records.par_extend(candidates.pairs().par_iter().with_min_len(1024).filter_map(
+            |&[a, b]| {
+                let ((pa, sa), (pb, sb)) = (member(a), member(b));
+                let (a_original, b_original) = ((a as usize) < n, (b as usize) < n);
+                // Each pair is kept where its first member is an original point: its
+                // other member is then an image `shift` cells away from that point.
+                let (i, j, inner) = match (a_original, b_original) {
+                    (true, true) => (pa.min(pb), pa.max(pb), [0; 3]),
+                    (true, false) => (pa, pb, sb),
+                    (false, true) => (pb, pa, sa),
+                    (false, false) => return None,
+                };
+                // The same pair is also found from its other member (`j, i, -inner`):
+                // keep the canonical one of the two.
+                if i > j || (i == j && !positive_half(inner)) {
+                    return None;
+                }
+                let (ci, cj) = (self.counts[i as usize], self.counts[j as usize]);
+                let shift = std::array::from_fn(|k| inner[k] + ci[k] - cj[k]);
+                let vector = self.pair_vector(i, j, shift);
+                let d2 = (vector[0] * vector[0] + vector[1] * vector[1]) + vector[2] * vector[2];
+                (d2 <= limit).then_some((PeriodicPair { i, j, shift }, vector, d2))
+            },
+        ));
+        if set == PairSet::Full {
+            let half = records.len();
+            records.reserve(half);
+            for k in 0..half {
+                let (pair, _, d2) = records[k];
+                let mirrored = PeriodicPair {
+                    i: pair.j,
+                    j: pair.i,
+                    shift: pair.shift.map(|s| -s),
+                };
+                // The rule's vector from the other side: the negated vector, except that a
+                // zero component is `+0` from both sides. The squared distance is the same.
+                let vector = self.pair_vector(mirrored.i, mirrored.j, mirrored.shift);
+                records.push((mirrored, vector, d2));
+            }
+        }
+        // The keys are unique, so the unstable sort's order is the same for any thread count.
+        records.par_sort_unstable_by_key(|&(pair, _, _)| pair);
+        pairs.clear();
+        distances.clear();
+        vectors.clear();
+        pairs.extend(records.iter().map(|r| r.0));
+        vectors.extend(records.iter().map(|r| r.1.map(T::from_f64)));
+        distances.extend(records.iter().map(|r| T::from_f64(r.2.sqrt())));
+        Ok(())
+    }
+
+    /// The rule's vector `(x[j] - x[i]) + shift . H`, in `f64`.
+    #[inline]
+    fn pair_vector(&self, i: u32, j: u32, shift: [i64; 3]) -> [f64; 3] {
+        let (xi, xj) = (self.points[i as usize], self.points[j as usize]);
+        let moved = self.geometry.shift_vector(shift);
+        std::array::from_fn(|c| (xj[c].to_f64() - xi[c].to_f64()) + moved[c])
+    }
+}
+
+/// Whether a point's pair with its own image at `shift` (nonzero) is the one a half list
+/// keeps: the first nonzero of `S0 + S1 + S2`, `S2`, `S1` is positive.
+#[inline]
+pub fn positive_half(shift: [i64; 3]) -> bool {
+    let sum = shift[0] + shift[1] + shift[2];
+    if sum != 0 {
+        return sum > 0;
+    }
+    if shift[2] != 0 {
+        return shift[2] > 0;
+    }
+    shift[1] > 0
+}

@@ -1,0 +1,440 @@
+//! Triclinic periodic cells with every image against a brute-force oracle over all shifts:
+//! seeded skewed cells, cells narrower than the cutoff, points far outside the cell, mixed
+//! periodic and open axes, half and full lists, thread counts, pairs at exactly the cutoff,
+//! and the errors for bad cells.
+
+use hhg_core::Error;
+use hhg_core::periodic::PeriodicPair;
+use hhg_core::triclinic::{AllImagesSearch, ImagePairList, PairSet, TriclinicBox};
+use hhg_testkit::{SplitMix64, TestReal, for_both_precisions, in_pool, oracle_all_images_pairs};
+
+/// One search's output: pairs, distances and vectors, widened to `f64` bits.
+type Output = (Vec<PeriodicPair>, Vec<u64>, Vec<[u64; 3]>);
+
+fn run<T: TestReal>(points: &[[T; 3]], cutoff: T, cell: TriclinicBox<T>, set: PairSet) -> Output {
+    let mut search = AllImagesSearch::new(cutoff, cell).unwrap();
+    search.build(points).unwrap();
+    let mut out = ImagePairList::default();
+    search.pairs(set, &mut out).unwrap();
+    assert_eq!(out.distances().len(), out.len());
+    assert_eq!(out.vectors().len(), out.len());
+    (
+        out.pairs().to_vec(),
+        out.distances().iter().map(|d| d.bits()).collect(),
+        out.vectors().iter().map(|v| v.map(|c| c.bits())).collect(),
+    )
+}
+
+/// Compares both lists (half and full) with the oracle, bit for bit, on 1 and 2 threads.
+fn check<T: TestReal>(name: &str, points: &[[T; 3]], cutoff: T, cell: TriclinicBox<T>) -> usize {
+    let vectors = cell.vectors.map(|row| row.map(T::to_f64));
+    let mut pairs_found = 0;
+    for set in [PairSet::Half, PairSet::Full] {
+        let expected = oracle_all_images_pairs(
+            points,
+            cutoff.to_f64(),
+            vectors,
+            cell.periodic,
+            set == PairSet::Full,
+        );
+        let want: Output = (
+            expected.iter().map(|&(p, _)| p).collect(),
+            expected
+                .iter()
+                .map(|(_, d)| {
+                    let d2 = (d[0] * d[0] + d[1] * d[1]) + d[2] * d[2];
+                    T::from_f64(d2.sqrt()).bits()
+                })
+                .collect(),
+            expected
+                .iter()
+                .map(|(_, d)| d.map(|c| T::from_f64(c).bits()))
+                .collect(),
+        );
+        let one = in_pool(1, || run(points, cutoff, cell, set));
+        let two = in_pool(2, || run(points, cutoff, cell, set));
+        let what = format!("{name} ({}, {set:?})", T::NAME);
+        if one.0 != want.0 {
+            let missing: Vec<_> = want
+                .0
+                .iter()
+                .filter(|p| !one.0.contains(p))
+                .take(5)
+                .collect();
+            let extra: Vec<_> = one
+                .0
+                .iter()
+                .filter(|p| !want.0.contains(p))
+                .take(5)
+                .collect();
+            panic!(
+                "{what}: {} pairs found, {} expected; missing {missing:?}, extra {extra:?}",
+                one.0.len(),
+                want.0.len()
+            );
+        }
+        assert!(
+            one == want,
+            "{what}: distances or vectors differ from the oracle"
+        );
+        assert!(one == two, "{what}: 1 and 2 threads differ");
+        pairs_found = one.0.len();
+    }
+    pairs_found
+}
+
+/// A random cell: a diagonal of lengths in `lo..hi` and off-diagonal entries up to `skew`
+/// times the lengths (lower triangular, as simulation codes write them, then rotated by a
+/// random permutation of the coordinates so that every entry can be nonzero).
+fn random_cell(rng: &mut SplitMix64, lo: f64, hi: f64, skew: f64) -> [[f64; 3]; 3] {
+    let l: [f64; 3] = std::array::from_fn(|_| rng.range(lo, hi));
+    let mut m = [[0.0; 3]; 3];
+    for r in 0..3 {
+        m[r][r] = l[r];
+        for c in 0..r {
+            m[r][c] = rng.range(-skew, skew) * l[c];
+        }
+    }
+    // Mix the coordinates with a random rotation about z, so that the rows are not
+    // triangular.
+    let angle = rng.range(0.0, std::f64::consts::TAU);
+    let (s, c) = angle.sin_cos();
+    m.map(|row| [c * row[0] - s * row[1], s * row[0] + c * row[1], row[2]])
+}
+
+/// `n` points: inside the cell, or (with `spread`) moved by up to `spread` cell vectors
+/// either way along periodic axes.
+fn points_in<T: TestReal>(
+    rng: &mut SplitMix64,
+    cell: [[f64; 3]; 3],
+    periodic: [bool; 3],
+    n: usize,
+    spread: f64,
+) -> Vec<[T; 3]> {
+    (0..n)
+        .map(|_| {
+            let f: [f64; 3] = std::array::from_fn(|k| {
+                let inside = rng.uniform();
+                if periodic[k] && spread > 0.0 {
+                    inside + (rng.range(-spread, spread)).round()
+                } else {
+                    inside
+                }
+            });
+            let open = [
+                rng.range(-3.0, 3.0),
+                rng.range(-3.0, 3.0),
+                rng.range(-3.0, 3.0),
+            ];
+            std::array::from_fn(|c| {
+                let mut x = (f[0] * cell[0][c] + f[1] * cell[1][c]) + f[2] * cell[2][c];
+                for k in 0..3 {
+                    if !periodic[k] {
+                        // Open axes: coordinates spread along the axis's coordinate.
+                        x += if k == c { open[k] } else { 0.0 };
+                    }
+                }
+                T::from_f64(x)
+            })
+        })
+        .collect()
+}
+
+fn to_t<T: TestReal>(m: [[f64; 3]; 3]) -> [[T; 3]; 3] {
+    m.map(|row| row.map(T::from_f64))
+}
+
+fn skewed_cells<T: TestReal>() {
+    let mut rng = SplitMix64::new(0x7121_0001);
+    for case in 0..6 {
+        let skew = if case < 3 { 0.3 } else { 1.5 };
+        let cell = random_cell(&mut rng, 4.0, 7.0, skew);
+        let points = points_in::<T>(&mut rng, cell, [true; 3], 60, 0.0);
+        let cutoff = T::from_f64(rng.range(1.0, 2.5));
+        let found = check(
+            &format!("skewed cell {case}"),
+            &points,
+            cutoff,
+            TriclinicBox::new(to_t(cell)),
+        );
+        assert!(found > 0, "skewed cell {case}: no pair");
+    }
+}
+
+fn small_cells<T: TestReal>() {
+    let mut rng = SplitMix64::new(0x7121_0002);
+    for case in 0..4 {
+        let cell = random_cell(&mut rng, 1.0, 1.6, if case % 2 == 0 { 0.2 } else { 1.0 });
+        let width = TriclinicBox::new(cell)
+            .widths()
+            .unwrap()
+            .into_iter()
+            .fold(f64::INFINITY, f64::min);
+        // The cutoff is 1.5 to 3 times the narrowest width: several images of each pair.
+        let cutoff = T::from_f64(width * rng.range(1.5, 3.0));
+        let points = points_in::<T>(&mut rng, cell, [true; 3], 8, 0.0);
+        let found = check(
+            &format!("small cell {case}"),
+            &points,
+            cutoff,
+            TriclinicBox::new(to_t(cell)),
+        );
+        assert!(found > 0);
+    }
+    // One point alone sees its own images.
+    let cell = [[1.0, 0.0, 0.0], [0.3, 1.2, 0.0], [-0.2, 0.4, 1.1]];
+    let found = check(
+        "one point",
+        &[[T::from_f64(0.1); 3]],
+        T::from_f64(2.5),
+        TriclinicBox::new(to_t(cell)),
+    );
+    assert!(found > 10);
+}
+
+fn points_outside<T: TestReal>() {
+    let mut rng = SplitMix64::new(0x7121_0003);
+    for (case, spread) in [3.0, 1e3, 1e5].into_iter().enumerate() {
+        let cell = random_cell(&mut rng, 3.0, 5.0, 0.6);
+        let points = points_in::<T>(&mut rng, cell, [true; 3], 40, spread);
+        let found = check(
+            &format!("points outside by up to {spread} cells"),
+            &points,
+            T::from_f64(1.8),
+            TriclinicBox::new(to_t(cell)),
+        );
+        assert!(found > 0, "case {case}: no pair");
+    }
+}
+
+fn mixed_periodic<T: TestReal>() {
+    let mut rng = SplitMix64::new(0x7121_0004);
+    for periodic in [
+        [true, false, true],
+        [false, true, false],
+        [false, false, false],
+        [true, true, false],
+    ] {
+        let mut cell = random_cell(&mut rng, 2.0, 3.0, 0.8);
+        // Rows of open axes are not used: zero them.
+        for k in 0..3 {
+            if !periodic[k] {
+                cell[k] = [0.0; 3];
+            }
+        }
+        let points = points_in::<T>(&mut rng, cell, periodic, 40, 2.0);
+        let mut domain = TriclinicBox::new(to_t(cell));
+        domain.periodic = periodic;
+        check(
+            &format!("periodic {periodic:?}"),
+            &points,
+            T::from_f64(2.2),
+            domain,
+        );
+    }
+}
+
+fn orthorhombic<T: TestReal>() {
+    // A rectangular cell with a cutoff above half its width: the all-images rule (not the
+    // minimum image) against brute force.
+    let mut rng = SplitMix64::new(0x7121_0005);
+    let cell = [[3.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 5.0]];
+    let points = points_in::<T>(&mut rng, cell, [true; 3], 30, 1.0);
+    let found = check(
+        "orthorhombic",
+        &points,
+        T::from_f64(2.6),
+        TriclinicBox::new(to_t(cell)),
+    );
+    assert!(found > 0);
+}
+
+fn exactly_at_the_cutoff<T: TestReal>() {
+    // Points 0.5 apart through the boundary of a cell of width 2 (exact in both precisions):
+    // the pair at distance 0.5 counts with cutoff 0.5 and not with the value just below.
+    let cell = TriclinicBox::new(to_t::<T>([
+        [2.0, 0.0, 0.0],
+        [1.0, 2.0, 0.0],
+        [0.0, 0.0, 2.0],
+    ]));
+    let points = [
+        [T::from_f64(0.25), T::from_f64(1.0), T::from_f64(1.0)],
+        [T::from_f64(1.75), T::from_f64(1.0), T::from_f64(1.0)],
+    ];
+    let at = run(&points, T::from_f64(0.5), cell, PairSet::Half).0;
+    assert_eq!(
+        at,
+        [PeriodicPair {
+            i: 0,
+            j: 1,
+            shift: [-1, 0, 0]
+        }]
+    );
+    let below = run(&points, T::from_f64(0.5).next_down(), cell, PairSet::Half).0;
+    assert!(below.is_empty());
+}
+
+fn borderline_pairs<T: TestReal>() {
+    // Pairs whose distance is the cutoff to within a few roundings, their second point moved
+    // by up to 50 cell vectors: the wrap and the images in `T` round differently from the
+    // rule, and the search must still find exactly the pairs the rule accepts.
+    let mut rng = SplitMix64::new(0x7121_0006);
+    let cell = random_cell(&mut rng, 3.0, 4.0, 0.7);
+    let cutoff = 1.3;
+    let unit = if size_of::<T>() == 4 { 6e-8 } else { 1.2e-16 };
+    let mut points: Vec<[T; 3]> = Vec::new();
+    for _ in 0..60 {
+        let inside = points_in::<T>(&mut rng, cell, [true; 3], 1, 0.0)[0].map(T::to_f64);
+        let direction = [rng.gaussian(), rng.gaussian(), rng.gaussian()];
+        let length = (direction[0].powi(2) + direction[1].powi(2) + direction[2].powi(2)).sqrt();
+        let distance = cutoff * (1.0 + rng.range(-8.0, 8.0) * unit);
+        let k: [f64; 3] = std::array::from_fn(|_| rng.range(-50.0, 50.0).round());
+        let other: [f64; 3] = std::array::from_fn(|c| {
+            inside[c]
+                + direction[c] / length * distance
+                + ((k[0] * cell[0][c] + k[1] * cell[1][c]) + k[2] * cell[2][c])
+        });
+        points.push(inside.map(T::from_f64));
+        points.push(other.map(T::from_f64));
+    }
+    let found = check(
+        "borderline pairs",
+        &points,
+        T::from_f64(cutoff),
+        TriclinicBox::new(to_t(cell)),
+    );
+    assert!(found > 0);
+}
+
+for_both_precisions!(
+    borderline_pairs,
+    skewed_cells,
+    small_cells,
+    points_outside,
+    mixed_periodic,
+    orthorhombic,
+    exactly_at_the_cutoff
+);
+
+#[test]
+fn shifts_refer_to_the_callers_positions() {
+    // The same pair moved by whole cell vectors: the shift follows, the vector stays.
+    let cell = [[2.0f64, 0.0, 0.0], [0.5, 2.0, 0.0], [0.0, 0.7, 2.0]];
+    let domain = TriclinicBox::new(cell);
+    let base = [[0.1, 0.1, 0.1], [1.9, 0.2, 0.1]];
+    let (pairs, _, vectors) = run(&base, 0.5, domain, PairSet::Half);
+    assert_eq!(
+        pairs,
+        [PeriodicPair {
+            i: 0,
+            j: 1,
+            shift: [-1, 0, 0]
+        }]
+    );
+    let moved = [
+        base[0],
+        std::array::from_fn(|c| base[1][c] + 3.0 * cell[0][c] - 2.0 * cell[2][c]),
+    ];
+    let (pairs_moved, _, vectors_moved) = run(&moved, 0.5, domain, PairSet::Half);
+    assert_eq!(
+        pairs_moved,
+        [PeriodicPair {
+            i: 0,
+            j: 1,
+            shift: [-4, 0, 2]
+        }]
+    );
+    for c in 0..3 {
+        assert!(
+            (f64::from_bits(vectors[0][c]) - f64::from_bits(vectors_moved[0][c])).abs() < 1e-12
+        );
+    }
+}
+
+#[test]
+fn bad_cells_and_cutoffs_are_refused() {
+    let good = [[2.0f64, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 2.0]];
+    let new = |cutoff: f64, vectors: [[f64; 3]; 3], periodic: [bool; 3]| {
+        AllImagesSearch::new(cutoff, TriclinicBox { vectors, periodic }).map(|_| ())
+    };
+    assert!(matches!(
+        new(0.0, good, [true; 3]),
+        Err(Error::InvalidRadius { .. })
+    ));
+    assert!(matches!(
+        new(-1.0, good, [true; 3]),
+        Err(Error::InvalidRadius { .. })
+    ));
+    assert!(matches!(
+        new(f64::NAN, good, [true; 3]),
+        Err(Error::InvalidRadius { .. })
+    ));
+    let mut nan = good;
+    nan[1][2] = f64::NAN;
+    assert!(matches!(
+        new(1.0, nan, [true; 3]),
+        Err(Error::NonFiniteCellVector {
+            row: 1,
+            column: 2,
+            ..
+        })
+    ));
+    // A singular matrix: the third vector in the plane of the first two.
+    let singular = [[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [1.0, 1.0, 0.0]];
+    let error = new(1.0, singular, [true; 3]).unwrap_err();
+    assert!(matches!(error, Error::DegenerateCell { .. }), "{error}");
+    // The same vectors are fine when the dependent one is open.
+    assert!(new(1.0, singular, [true, true, false]).is_ok());
+    // A zero periodic vector.
+    let mut zero = good;
+    zero[0] = [0.0; 3];
+    let error = new(1.0, zero, [true, false, false]).unwrap_err();
+    assert!(
+        matches!(error, Error::DegenerateCell { axis: 0, .. }),
+        "{error}"
+    );
+    assert!(
+        error.to_string().contains("periodic cell vector 0"),
+        "{error}"
+    );
+    assert!(new(1.0, zero, [false, true, true]).is_ok());
+    // A cutoff far above the width: too many images for even one point.
+    let mut search = AllImagesSearch::new(2000.0, TriclinicBox::new(good)).unwrap();
+    let error = search.build(&[[0.5; 3]]).unwrap_err();
+    assert!(matches!(error, Error::TooManyImages { .. }), "{error}");
+    assert!(error.to_string().contains("narrowest width 2"), "{error}");
+    // A point too many cells away for an exact count.
+    let mut search = AllImagesSearch::new(1.0, TriclinicBox::new(good)).unwrap();
+    search.build(&[[0.5; 3], [1.0, 0.5, 0.5]]).unwrap();
+    let mut out = ImagePairList::default();
+    search.pairs(PairSet::Full, &mut out).unwrap();
+    assert_eq!(out.len(), 2);
+    let error = search.build(&[[0.5; 3], [1e300, 0.0, 0.0]]).unwrap_err();
+    // A failed build leaves the search empty, and its pairs with it.
+    search.pairs(PairSet::Full, &mut out).unwrap();
+    assert!(out.is_empty());
+    assert!(
+        matches!(
+            error,
+            Error::ImageCountOutOfRange {
+                index: 1,
+                axis: 0,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    let error = search.build(&[[0.5, f64::INFINITY, 0.0]]).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::NonFiniteCoordinate {
+                index: 0,
+                axis: 1,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert!(search.is_empty());
+}
