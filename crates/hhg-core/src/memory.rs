@@ -81,7 +81,9 @@ impl PairSink {
     /// Adds a pair (see the type's documentation for what happens without memory).
     #[inline]
     pub fn push(&mut self, pair: [u32; 2]) {
-        if self.pairs.len() == self.pairs.capacity() && !self.grow(1) {
+        // Growth is amortized, so the capacity may pass the cap: the cap is checked too.
+        let full = self.pairs.len() == self.pairs.capacity() || self.pairs.len() >= self.cap;
+        if full && !self.grow(1) {
             return;
         }
         self.pairs.push(pair);

@@ -50,7 +50,8 @@ impl<T: Copy> UnitPairs<T> {
     #[inline(always)]
     fn room_for(&mut self, more: usize, with_distances: bool, cap: usize) -> bool {
         let wanted = self.pairs.len() + more;
-        if wanted <= self.pairs.capacity()
+        if wanted <= cap
+            && wanted <= self.pairs.capacity()
             && (!with_distances || wanted <= self.distances.capacity())
         {
             return true;
