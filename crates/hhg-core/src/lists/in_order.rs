@@ -478,11 +478,10 @@ where
                 if !failed.load(Ordering::Relaxed) {
                     (units.gather)(unit, &mut buffer);
                 }
-                let mut reason = buffer.take_failure();
+                // A failed unit drops its lists first: it publishes none.
+                let failed_here = buffer.take_failure();
                 let so_far = published.fetch_add(buffer.filled, Ordering::Relaxed) + buffer.filled;
-                if reason.is_none() && so_far > cap {
-                    reason = check_cap("list entries", so_far, cap).err();
-                }
+                let reason = failed_here.or_else(|| check_cap("list entries", so_far, cap).err());
                 if let Some(reason) = reason {
                     failed.store(true, Ordering::Relaxed);
                     lock(&failure).get_or_insert(reason);
