@@ -441,7 +441,12 @@ fn replace_set_changes_the_point_count<T: TestReal>() {
             .unwrap();
         search.find_neighbors().unwrap();
         let sets: [(SetId, &[[T; 3]]); 2] = [(f, &fluid[..n]), (b, &boundary)];
-        check_search(&format!("{} replaced by {n} points", T::NAME), &search, &sets, radius);
+        check_search(
+            &format!("{} replaced by {n} points", T::NAME),
+            &search,
+            &sets,
+            radius,
+        );
     }
     let mut bad = fluid[..10].to_vec();
     bad[3][1] = T::from_f64(f64::NAN);
