@@ -6,11 +6,16 @@
 //! it, timing the build and the run separately.
 //!
 //! `cargo xtask sanitize [ARGS...]` runs hhg-core's tests built with AddressSanitizer.
+//!
+//! `cargo xtask install --prefix DIR` installs the C library, its headers, a CMake package and a
+//! pkg-config file into a prefix (the module `install`).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
+
+mod install;
 
 /// The usage text.
 const USAGE: &str = "\
@@ -42,6 +47,12 @@ USAGE:
         scalar) is checked. The sanitizer is an unstable rustc option; the pinned stable
         toolchain ships its runtime, and RUSTC_BOOTSTRAP=1 lets its rustc accept the flag
         for this build only. Takes about half an hour on two cores.
+
+    cargo xtask install --prefix DIR [--profile NAME]
+        Builds hhg-capi (cargo profile `release` unless --profile names another; `dev` reuses
+        what `cargo test` built) and installs lib/libhhg.so and lib/libhhg.a, include/hhg.h,
+        include/hhg/*.hpp (the C++ layer), lib/cmake/hhg/ (find_package(hhg): targets
+        hhg::hhg and hhg::hhg_static) and lib/pkgconfig/hhg.pc into DIR.
 
     cargo xtask help
         Prints this help.
@@ -284,6 +295,11 @@ fn main() -> ExitCode {
     match task.as_ref().and_then(|t| t.to_str()) {
         Some("bench") => bench(args.collect()),
         Some("sanitize") => sanitize(args.collect()),
+        Some("install") => {
+            let root = workspace_root();
+            let target = target_root(&root, std::env::var_os("CARGO_TARGET_DIR"));
+            install::install(args.collect(), &root, &target)
+        }
         Some("help" | "--help" | "-h") => {
             print!("{USAGE}");
             ExitCode::SUCCESS

@@ -465,6 +465,39 @@ HhgStatus hhg_search_update_set_soa_f64(struct HhgSearch *search,
                                         size_t n);
 
 /**
+ * Replaces set `set` of an f32 search by `n` points given as `3 * n` floats, where `n` may
+ * differ from the set's point count (a set that grows or shrinks; ids and settings of the
+ * sets stay). The set is re-indexed now; every result involving it is stale until the next
+ * `hhg_search_find_neighbors`. `xyz` may be NULL when `n` is 0.
+ *
+ * Fails with `HHG_STATUS_UNKNOWN_POINT_SET` or the errors of `hhg_search_add_set_f32`; the
+ * set keeps its points then.
+ *
+ * # Safety
+ *
+ * Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+ * `xyz` must be NULL or point to `3 * n` readable floats.
+ */
+HhgStatus hhg_search_resize_set_f32(struct HhgSearch *search,
+                                    size_t set,
+                                    const float *xyz,
+                                    size_t n);
+
+/**
+ * Replaces set `set` of an f64 search by `n` points given as `3 * n` doubles; otherwise like
+ * `hhg_search_resize_set_f32`.
+ *
+ * # Safety
+ *
+ * Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+ * `xyz` must be NULL or point to `3 * n` readable doubles.
+ */
+HhgStatus hhg_search_resize_set_f64(struct HhgSearch *search,
+                                    size_t set,
+                                    const double *xyz,
+                                    size_t n);
+
+/**
  * Makes set `searching` look (`active` true) or stop looking (false) for neighbours in set
  * `searched`. A set may search itself. Nothing is searched until
  * `hhg_search_find_neighbors`.
@@ -606,6 +639,49 @@ HhgStatus hhg_search_adopt_cell_order(struct HhgSearch *search,
                                       size_t set,
                                       const uint32_t **out_order,
                                       size_t *out_len);
+
+/**
+ * Finds the points of set `searched` of an f32 search within the radius of the position
+ * `xyz = {x, y, z}` (distance <= radius), from the set's positions as last given (added,
+ * updated or resized). Stores their number in `*out_count` and the first
+ * `min(count, capacity)` of their indices, ascending, in `out_indices`: a caller whose
+ * array was too small calls again with at least `*out_count` entries. The position need
+ * not be a point of any set; a point of `searched` at `xyz` is found itself.
+ *
+ * Fails with `HHG_STATUS_UNKNOWN_POINT_SET`, `HHG_STATUS_NON_FINITE_COORDINATE` for a NaN or
+ * infinite coordinate of `xyz`, `HHG_STATUS_PRECISION_MISMATCH` on an f64 search, or
+ * `HHG_STATUS_NULL_POINTER` (`out_indices` may be NULL only when `capacity` is 0); nothing
+ * is written then.
+ *
+ * # Safety
+ *
+ * Any `search` is checked, but no other call may change or free it during this one; `xyz`
+ * must be NULL or point to 3 readable floats; unless `capacity` is 0, `out_indices` must
+ * be NULL or point to `capacity` writable `uint32_t`; `out_count` must be NULL or writable.
+ */
+HhgStatus hhg_search_query_point_f32(const struct HhgSearch *search,
+                                     size_t searched,
+                                     const float *xyz,
+                                     uint32_t *out_indices,
+                                     size_t capacity,
+                                     size_t *out_count);
+
+/**
+ * Finds the points of set `searched` of an f64 search within the radius of the position
+ * `xyz` (3 doubles); otherwise like `hhg_search_query_point_f32`.
+ *
+ * # Safety
+ *
+ * Any `search` is checked, but no other call may change or free it during this one; `xyz`
+ * must be NULL or point to 3 readable doubles; unless `capacity` is 0, `out_indices` must
+ * be NULL or point to `capacity` writable `uint32_t`; `out_count` must be NULL or writable.
+ */
+HhgStatus hhg_search_query_point_f64(const struct HhgSearch *search,
+                                     size_t searched,
+                                     const double *xyz,
+                                     uint32_t *out_indices,
+                                     size_t capacity,
+                                     size_t *out_count);
 
 /**
  * Returns a fixed, human-readable description of a status code (a static string that is

@@ -22,12 +22,13 @@ pub use lifecycle::{
 };
 pub use results::{
     HhgNeighborLists, HhgPairList, hhg_search_adopt_cell_order, hhg_search_neighbors,
-    hhg_search_order, hhg_search_pairs,
+    hhg_search_order, hhg_search_pairs, hhg_search_query_point_f32, hhg_search_query_point_f64,
 };
 pub use sets::{
     hhg_search_add_set_f32, hhg_search_add_set_f64, hhg_search_add_set_soa_f32,
-    hhg_search_add_set_soa_f64, hhg_search_update_set_f32, hhg_search_update_set_f64,
-    hhg_search_update_set_soa_f32, hhg_search_update_set_soa_f64,
+    hhg_search_add_set_soa_f64, hhg_search_resize_set_f32, hhg_search_resize_set_f64,
+    hhg_search_update_set_f32, hhg_search_update_set_f64, hhg_search_update_set_soa_f32,
+    hhg_search_update_set_soa_f64,
 };
 pub use steps::{
     hhg_search_find_neighbors, hhg_search_set_active, hhg_search_set_pairs,
@@ -149,6 +150,9 @@ trait Precision: Real {
     /// The state, when the search has this precision.
     fn state_mut(inner: &mut Inner) -> Option<&mut State<Self>>;
 
+    /// The state to read, when the search has this precision.
+    fn state_ref(inner: &Inner) -> Option<&State<Self>>;
+
     /// Splits a distance array into the `(f32, f64)` fields of a view; the other is NULL.
     fn distance_fields(distances: Option<&[Self]>) -> (*const f32, *const f64);
 }
@@ -161,6 +165,13 @@ impl Precision for f32 {
     }
 
     fn state_mut(inner: &mut Inner) -> Option<&mut State<Self>> {
+        match inner {
+            Inner::F32(state) => Some(state),
+            Inner::F64(_) => None,
+        }
+    }
+
+    fn state_ref(inner: &Inner) -> Option<&State<Self>> {
         match inner {
             Inner::F32(state) => Some(state),
             Inner::F64(_) => None,
@@ -180,6 +191,13 @@ impl Precision for f64 {
     }
 
     fn state_mut(inner: &mut Inner) -> Option<&mut State<Self>> {
+        match inner {
+            Inner::F64(state) => Some(state),
+            Inner::F32(_) => None,
+        }
+    }
+
+    fn state_ref(inner: &Inner) -> Option<&State<Self>> {
         match inner {
             Inner::F64(state) => Some(state),
             Inner::F32(_) => None,
@@ -215,20 +233,29 @@ impl Search {
     /// The state in precision `T`, or a precision mismatch.
     fn state_mut<T: Precision>(&mut self) -> Result<&mut State<T>, Failure> {
         let precision = self.precision();
-        T::state_mut(&mut self.inner).ok_or_else(|| {
-            let actual = match precision {
-                HhgPrecision::F32 => "f32",
-                HhgPrecision::F64 => "f64",
-            };
-            Failure::new(
-                HhgStatus::PrecisionMismatch,
-                format!(
-                    "an _{} function was called on an {actual} search; use the _{actual} one",
-                    T::NAME
-                ),
-            )
-        })
+        T::state_mut(&mut self.inner).ok_or_else(|| precision_mismatch::<T>(precision))
     }
+
+    /// The state in precision `T` to read, or a precision mismatch.
+    fn state_ref<T: Precision>(&self) -> Result<&State<T>, Failure> {
+        T::state_ref(&self.inner).ok_or_else(|| precision_mismatch::<T>(self.precision()))
+    }
+}
+
+/// The failure of an `_f32` or `_f64` function (precision `T`) called on a search of
+/// precision `actual`.
+fn precision_mismatch<T: Precision>(actual: HhgPrecision) -> Failure {
+    let actual = match actual {
+        HhgPrecision::F32 => "f32",
+        HhgPrecision::F64 => "f64",
+    };
+    Failure::new(
+        HhgStatus::PrecisionMismatch,
+        format!(
+            "an _{} function was called on an {actual} search; use the _{actual} one",
+            T::NAME
+        ),
+    )
 }
 
 /// Mutable access to a search that marks it unusable when a panic unwinds through the call.

@@ -93,6 +93,16 @@ trait CReal: Real {
         *const Self,
         usize,
     ) -> HhgStatus;
+    const RESIZE: unsafe extern "C" fn(*mut HhgSearch, usize, *const Self, usize) -> HhgStatus;
+    #[allow(clippy::type_complexity)]
+    const QUERY: unsafe extern "C" fn(
+        *const HhgSearch,
+        usize,
+        *const Self,
+        *mut u32,
+        usize,
+        *mut usize,
+    ) -> HhgStatus;
     const PRECISION: HhgPrecision;
 
     /// This precision's distance field of a view, and the other one.
@@ -127,6 +137,16 @@ impl CReal for f32 {
         *const Self,
         usize,
     ) -> HhgStatus = hhg_search_update_set_soa_f32;
+    const RESIZE: unsafe extern "C" fn(*mut HhgSearch, usize, *const Self, usize) -> HhgStatus =
+        hhg_search_resize_set_f32;
+    const QUERY: unsafe extern "C" fn(
+        *const HhgSearch,
+        usize,
+        *const Self,
+        *mut u32,
+        usize,
+        *mut usize,
+    ) -> HhgStatus = hhg_search_query_point_f32;
     const PRECISION: HhgPrecision = HhgPrecision::F32;
 
     fn distance_fields(f32s: *const f32, f64s: *const f64) -> (*const Self, bool) {
@@ -162,6 +182,16 @@ impl CReal for f64 {
         *const Self,
         usize,
     ) -> HhgStatus = hhg_search_update_set_soa_f64;
+    const RESIZE: unsafe extern "C" fn(*mut HhgSearch, usize, *const Self, usize) -> HhgStatus =
+        hhg_search_resize_set_f64;
+    const QUERY: unsafe extern "C" fn(
+        *const HhgSearch,
+        usize,
+        *const Self,
+        *mut u32,
+        usize,
+        *mut usize,
+    ) -> HhgStatus = hhg_search_query_point_f64;
     const PRECISION: HhgPrecision = HhgPrecision::F64;
 
     fn distance_fields(f32s: *const f32, f64s: *const f64) -> (*const Self, bool) {
@@ -1126,4 +1156,162 @@ fn status_messages_describe_every_code() {
     // SAFETY: hhg_version returns a static NUL-terminated string.
     let version = unsafe { CStr::from_ptr(hhg_version()) };
     assert_eq!(version.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
+}
+
+impl<T: CReal> Search<T> {
+    /// Replaces set `set` by `points`, whatever their count.
+    fn resize(&mut self, set: usize, points: &[[T; 3]]) -> Result<(), Failed> {
+        // SAFETY: `points` holds `points.len()` points of 3 values each.
+        check(unsafe { T::RESIZE(self.raw, set, points.as_ptr().cast(), points.len()) })
+    }
+
+    /// The neighbours of `point` in set `searched`, through a first call with `capacity`
+    /// entries and, when they do not fit, a second with room for all.
+    fn query(&self, searched: usize, point: [T; 3], capacity: usize) -> Result<Vec<u32>, Failed> {
+        let mut found = vec![u32::MAX; capacity];
+        let mut count = usize::MAX;
+        // SAFETY: `point` holds 3 values, `found` `capacity` writable entries, `count` is
+        // writable.
+        check(unsafe {
+            T::QUERY(
+                self.raw,
+                searched,
+                point.as_ptr(),
+                found.as_mut_ptr(),
+                capacity,
+                &mut count,
+            )
+        })?;
+        if count > capacity {
+            assert!(
+                found.iter().all(|&i| i != u32::MAX),
+                "the first call fills its array"
+            );
+            found.resize(count, u32::MAX);
+            // SAFETY: as above, with `count` entries.
+            check(unsafe {
+                T::QUERY(
+                    self.raw,
+                    searched,
+                    point.as_ptr(),
+                    found.as_mut_ptr(),
+                    count,
+                    &mut count,
+                )
+            })?;
+        }
+        found.truncate(count);
+        Ok(found)
+    }
+}
+
+/// The indices of `points` within `radius` of `query` (distance <= radius), by brute force.
+fn brute_force_query<T: Real>(points: &[[T; 3]], query: [T; 3], radius: T) -> Vec<u32> {
+    let r2 = radius.to_f64() * radius.to_f64();
+    (0..points.len() as u32)
+        .filter(|&i| {
+            let d2: f64 = (0..3)
+                .map(|a| (points[i as usize][a].to_f64() - query[a].to_f64()).powi(2))
+                .sum();
+            d2 <= r2
+        })
+        .collect()
+}
+
+/// Resizing grows and shrinks a set (lists match hhg-core's on the new points), position
+/// queries match brute force whatever the caller's capacity, and both refuse bad input with
+/// the core's messages, leaving the set as it was.
+fn resize_and_query<T: CReal>() {
+    let mut rng = SplitMix64(11);
+    let radius = T::from_f64(0.1);
+    let fluid: Vec<[T; 3]> = random_points(&mut rng, 2000, 0.0, 1.0);
+    let boundary: Vec<[T; 3]> = random_points(&mut rng, 700, -0.05, 1.1);
+    let mut search = Search::<T>::new(radius).unwrap();
+    let f = search.add(&fluid[..300], true).unwrap();
+    let b = search.add(&boundary, false).unwrap();
+    search.set_active(f, f, true).unwrap();
+    search.set_active(f, b, true).unwrap();
+    let mut core = NeighborSearch::new(radius).unwrap();
+    core.add_dynamic_set(&fluid[..300]).unwrap();
+    core.add_static_set(&boundary).unwrap();
+    core.set_active(f, f, true).unwrap();
+    core.set_active(f, b, true).unwrap();
+    for n in [2000, 10, 0, 1200] {
+        search.resize(f, &fluid[..n]).unwrap();
+        assert_eq!(search.set_len(f).unwrap(), n);
+        let (status, _) = search.neighbors(f, f).unwrap_err();
+        assert_eq!(
+            status,
+            HhgStatus::NotSearched,
+            "a resize makes the lists stale"
+        );
+        search.find().unwrap();
+        core.replace_set(f, hhg_core::Points::Aos(&fluid[..n]))
+            .unwrap();
+        core.find_neighbors().unwrap();
+        for searched in [f, b] {
+            assert_eq!(
+                search.neighbors(f, searched).unwrap(),
+                core_lists(&core, f, searched)
+            );
+        }
+    }
+    for q in 0..300 {
+        let point: [T; 3] = random_points(&mut rng, 1, -0.1, 1.2)[0];
+        for (set, points) in [(f, &fluid[..1200]), (b, &boundary[..])] {
+            let expected = brute_force_query(points, point, radius);
+            for capacity in [0, 3, 64] {
+                assert_eq!(
+                    search.query(set, point, capacity).unwrap(),
+                    expected,
+                    "query {q} in set {set} with capacity {capacity}"
+                );
+            }
+        }
+    }
+    // A point of the set is found at its own position.
+    assert!(search.query(f, fluid[5], 8).unwrap().contains(&5));
+
+    let mut bad = fluid[..50].to_vec();
+    bad[7][2] = T::from_f64(f64::NAN);
+    let (status, message) = search.resize(f, &bad).unwrap_err();
+    assert_eq!(status, HhgStatus::NonFiniteCoordinate);
+    assert!(message.contains("point 7"), "{message}");
+    assert_eq!(
+        search.set_len(f).unwrap(),
+        1200,
+        "a failed resize keeps the set"
+    );
+    let (status, message) = search.resize(9, &fluid[..5]).unwrap_err();
+    assert_eq!(status, HhgStatus::UnknownPointSet);
+    assert_eq!(message, "point set 9 does not exist (the search holds 2)");
+    let (status, _) = search.query(9, fluid[0], 4).unwrap_err();
+    assert_eq!(status, HhgStatus::UnknownPointSet);
+    let nan = [T::from_f64(0.5), T::from_f64(f64::NAN), T::from_f64(0.5)];
+    let (status, _) = search.query(f, nan, 4).unwrap_err();
+    assert_eq!(status, HhgStatus::NonFiniteCoordinate);
+    let mut count = 0usize;
+    // SAFETY: NULL arrays with a capacity are refused before anything is read or written.
+    let status = unsafe {
+        T::QUERY(
+            search.raw,
+            f,
+            fluid[0].as_ptr(),
+            ptr::null_mut(),
+            4,
+            &mut count,
+        )
+    };
+    assert_eq!(status, HhgStatus::NullPointer);
+    assert!(last_error().contains("out_indices"), "{}", last_error());
+}
+
+#[test]
+fn resize_and_query_point_f32() {
+    resize_and_query::<f32>();
+}
+
+#[test]
+fn resize_and_query_point_f64() {
+    resize_and_query::<f64>();
 }

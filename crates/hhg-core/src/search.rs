@@ -231,6 +231,20 @@ impl<T: Real> NeighborSearch<T> {
         self.update_points(set, Points::Soa(x, y, z))
     }
 
+    /// Replaces the points of a set by `points`, whose count may differ from the set's (a
+    /// set that grows or shrinks). The set's grid is rebuilt now and every list involving it
+    /// is stale until the next search. On an error the set keeps its points.
+    pub fn replace_set(&mut self, set: SetId, points: Points<'_, T>) -> Result<(), Error> {
+        self.check_set(set)?;
+        let mut grid = Grid::new(self.radius)?;
+        grid.set_kernel(self.kernel);
+        grid.set_list_order(self.list_order);
+        grid.build_points(points)?;
+        self.sets[set].grid = grid;
+        self.invalidate(set);
+        Ok(())
+    }
+
     fn update_points(&mut self, set: SetId, points: Points<'_, T>) -> Result<(), Error> {
         self.check_set(set)?;
         let expected = self.sets[set].grid.len();

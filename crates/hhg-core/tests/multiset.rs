@@ -423,3 +423,35 @@ fn options_read_back() {
         (Kernel::Scalar, RunTimeDispatch::Off)
     );
 }
+
+/// `replace_set` grows and shrinks a set: the lists after it match the oracle on the new
+/// points, in both directions of the search, and a refused replacement keeps the old points.
+fn replace_set_changes_the_point_count<T: TestReal>() {
+    let radius = T::from_f64(1.0);
+    let (fluid, boundary) = fluid_and_boundary::<T>(7);
+    let mut search = NeighborSearch::new(radius).unwrap();
+    let f = search.add_dynamic_set(&fluid[..500]).unwrap();
+    let b = search.add_static_set(&boundary).unwrap();
+    for (a, c) in [(f, f), (f, b), (b, f)] {
+        search.set_active(a, c, true).unwrap();
+    }
+    for n in [1500, 200, 0, 900] {
+        search
+            .replace_set(f, hhg_core::Points::Aos(&fluid[..n]))
+            .unwrap();
+        search.find_neighbors().unwrap();
+        let sets: [(SetId, &[[T; 3]]); 2] = [(f, &fluid[..n]), (b, &boundary)];
+        check_search(
+            &format!("{} replaced by {n} points", T::NAME),
+            &search,
+            &sets,
+            radius,
+        );
+    }
+    let mut bad = fluid[..10].to_vec();
+    bad[3][1] = T::from_f64(f64::NAN);
+    assert!(search.replace_set(f, hhg_core::Points::Aos(&bad)).is_err());
+    assert_eq!(search.grid(f).unwrap().len(), 900);
+}
+
+for_both_precisions!(replace_set_changes_the_point_count);

@@ -1,12 +1,14 @@
 //! The results of a search as zero-copy views: the CSR neighbour lists and unique pairs
-//! (`HhgNeighborLists`, `HhgPairList`), and a set's cell order, read or adopted.
+//! (`HhgNeighborLists`, `HhgPairList`), and a set's cell order, read or adopted; and the
+//! neighbours of any one position, copied into the caller's array.
 
+use std::cell::RefCell;
 use std::ptr;
 
 use hhg_core::NeighborLists;
 
 use super::{HhgSearch, Precision, dispatch, read, search_mut, search_ref};
-use crate::args::output;
+use crate::args::{input, output};
 use crate::status::{HhgStatus, guard};
 
 /// A borrowed view of neighbour lists in compressed sparse row form.
@@ -232,4 +234,102 @@ pub unsafe extern "C" fn hhg_search_adopt_cell_order(
         out_len.write(order.len());
         Ok(())
     })
+}
+
+thread_local! {
+    /// The neighbours of the last position query on this thread, reused by the next one.
+    static QUERY_SCRATCH: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The body of the `hhg_search_query_point_*` functions.
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may change or free it during this one; `xyz`
+/// must be NULL or point to 3 readable values of `T`; unless `capacity` is 0, `out_indices`
+/// must be NULL or point to `capacity` writable `uint32_t`; `out_count` must be NULL or
+/// writable.
+unsafe fn query_point<T: Precision>(
+    search: *const HhgSearch,
+    searched: usize,
+    xyz: *const T,
+    out_indices: *mut u32,
+    capacity: usize,
+    out_count: *mut usize,
+) -> HhgStatus {
+    guard(|| {
+        // SAFETY: the caller guarantees that nothing changes a live `search` during the call.
+        let search = unsafe { search_ref(search) }?;
+        let state = search.state_ref::<T>()?;
+        // SAFETY: the caller guarantees 3 readable values at a non-NULL `xyz`.
+        let point = unsafe { input(xyz, 3, "xyz") }?;
+        // SAFETY: the caller guarantees that `out_count` is NULL or writable.
+        let out_count = unsafe { output(out_count, "out_count") }?;
+        if capacity > 0 && out_indices.is_null() {
+            return Err(crate::status::Failure::null("out_indices"));
+        }
+        QUERY_SCRATCH.with_borrow_mut(|found| {
+            state.query_point(searched, [point[0], point[1], point[2]], found)?;
+            let copied = found.len().min(capacity);
+            if copied > 0 {
+                // SAFETY: `out_indices` is non-NULL (checked above) and the caller guarantees
+                // `capacity` writable values there, of which `copied` are written.
+                let out = unsafe { std::slice::from_raw_parts_mut(out_indices, copied) };
+                out.copy_from_slice(&found[..copied]);
+            }
+            out_count.write(found.len());
+            Ok(())
+        })
+    })
+}
+
+/// Finds the points of set `searched` of an f32 search within the radius of the position
+/// `xyz = {x, y, z}` (distance <= radius), from the set's positions as last given (added,
+/// updated or resized). Stores their number in `*out_count` and the first
+/// `min(count, capacity)` of their indices, ascending, in `out_indices`: a caller whose
+/// array was too small calls again with at least `*out_count` entries. The position need
+/// not be a point of any set; a point of `searched` at `xyz` is found itself.
+///
+/// Fails with `HHG_STATUS_UNKNOWN_POINT_SET`, `HHG_STATUS_NON_FINITE_COORDINATE` for a NaN or
+/// infinite coordinate of `xyz`, `HHG_STATUS_PRECISION_MISMATCH` on an f64 search, or
+/// `HHG_STATUS_NULL_POINTER` (`out_indices` may be NULL only when `capacity` is 0); nothing
+/// is written then.
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may change or free it during this one; `xyz`
+/// must be NULL or point to 3 readable floats; unless `capacity` is 0, `out_indices` must
+/// be NULL or point to `capacity` writable `uint32_t`; `out_count` must be NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_query_point_f32(
+    search: *const HhgSearch,
+    searched: usize,
+    xyz: *const f32,
+    out_indices: *mut u32,
+    capacity: usize,
+    out_count: *mut usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `query_point`'s.
+    unsafe { query_point(search, searched, xyz, out_indices, capacity, out_count) }
+}
+
+/// Finds the points of set `searched` of an f64 search within the radius of the position
+/// `xyz` (3 doubles); otherwise like `hhg_search_query_point_f32`.
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may change or free it during this one; `xyz`
+/// must be NULL or point to 3 readable doubles; unless `capacity` is 0, `out_indices` must
+/// be NULL or point to `capacity` writable `uint32_t`; `out_count` must be NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_query_point_f64(
+    search: *const HhgSearch,
+    searched: usize,
+    xyz: *const f64,
+    out_indices: *mut u32,
+    capacity: usize,
+    out_count: *mut usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `query_point`'s.
+    unsafe { query_point(search, searched, xyz, out_indices, capacity, out_count) }
 }

@@ -90,6 +90,29 @@ unsafe fn update_set<T: Precision>(
     })
 }
 
+/// The body of the `hhg_search_resize_set_*` functions.
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may use it during this one; `raw` and `n`
+/// must satisfy [`points`].
+unsafe fn resize_set<T: Precision>(
+    search: *mut HhgSearch,
+    set: usize,
+    raw: RawPoints<T>,
+    n: usize,
+) -> HhgStatus {
+    guard(|| {
+        // SAFETY: the caller guarantees that a live `search` is not shared during the call.
+        let mut search = unsafe { search_mut(search) }?;
+        let state = search.state_mut::<T>()?;
+        // SAFETY: the caller guarantees that `raw` holds `n` points.
+        let points = unsafe { points(raw, n) }?;
+        state.resize(set, points)?;
+        Ok(())
+    })
+}
+
 /// Adds a point set of `n` points given as `xyz = {x0, y0, z0, x1, y1, z1, ...}` (`3 * n`
 /// floats) to an f32 search, and stores its id in `*out_set`. Ids count from 0 in order of
 /// addition.
@@ -264,4 +287,45 @@ pub unsafe extern "C" fn hhg_search_update_set_soa_f64(
 ) -> HhgStatus {
     // SAFETY: this function's contract is `update_set`'s.
     unsafe { update_set(search, set, RawPoints::Soa(x, y, z), n) }
+}
+
+/// Replaces set `set` of an f32 search by `n` points given as `3 * n` floats, where `n` may
+/// differ from the set's point count (a set that grows or shrinks; ids and settings of the
+/// sets stay). The set is re-indexed now; every result involving it is stale until the next
+/// `hhg_search_find_neighbors`. `xyz` may be NULL when `n` is 0.
+///
+/// Fails with `HHG_STATUS_UNKNOWN_POINT_SET` or the errors of `hhg_search_add_set_f32`; the
+/// set keeps its points then.
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+/// `xyz` must be NULL or point to `3 * n` readable floats.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_resize_set_f32(
+    search: *mut HhgSearch,
+    set: usize,
+    xyz: *const f32,
+    n: usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `resize_set`'s.
+    unsafe { resize_set(search, set, RawPoints::Aos(xyz), n) }
+}
+
+/// Replaces set `set` of an f64 search by `n` points given as `3 * n` doubles; otherwise like
+/// `hhg_search_resize_set_f32`.
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+/// `xyz` must be NULL or point to `3 * n` readable doubles.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_resize_set_f64(
+    search: *mut HhgSearch,
+    set: usize,
+    xyz: *const f64,
+    n: usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `resize_set`'s.
+    unsafe { resize_set(search, set, RawPoints::Aos(xyz), n) }
 }

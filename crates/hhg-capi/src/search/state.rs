@@ -68,6 +68,29 @@ impl<T: Precision> State<T> {
         Ok(())
     }
 
+    pub(super) fn resize(&mut self, set: SetId, points: Points<'_, T>) -> Result<(), Error> {
+        self.search.replace_set(set, points)?;
+        self.sets[set].pairs_fresh = false;
+        Ok(())
+    }
+
+    /// The points of set `searched` within the radius of `point`, ascending, into `out`.
+    pub(super) fn query_point(
+        &self,
+        searched: SetId,
+        point: [T; 3],
+        out: &mut Vec<u32>,
+    ) -> Result<(), Error> {
+        self.check_set(searched)?;
+        match self.search.grid(searched) {
+            Some(grid) => grid.query_point(point, out),
+            None => {
+                out.clear();
+                Ok(())
+            }
+        }
+    }
+
     pub(super) fn set_pairs(&mut self, set: SetId, enabled: bool) -> Result<(), Error> {
         self.check_set(set)?;
         let state = &mut self.sets[set];
