@@ -1,9 +1,9 @@
 //! The native module `hhg._native` of the Python package `hhg`: the search classes over numpy
 //! arrays, with the GIL released and a thread count per call.
 //!
-//! Every search runs inside a rayon pool of the requested size ([`threads`]), detached from
+//! Every search runs inside a rayon pool of the requested size (module `threads`), detached from
 //! the interpreter. Inputs are borrowed numpy arrays (converted once by the rule of
-//! [`arrays::points`]); outputs are numpy arrays that take ownership of the `Vec` the binding
+//! `arrays::points`); outputs are numpy arrays that take ownership of the `Vec` the binding
 //! fills from the core's reused buffers in parallel passes.
 
 mod arrays;
