@@ -222,22 +222,30 @@ fn a_cell_below_the_coordinates_resolution_matches_brute_force() {
     let points: Vec<[f32; 3]> = (0..12)
         .map(|k| {
             let k = k as f32;
-            [1e15 + step * k, 1e15 - 2.0 * step * k, -1e15 + 3.0 * step * k]
+            [
+                1e15 + step * k,
+                1e15 - 2.0 * step * k,
+                -1e15 + 3.0 * step * k,
+            ]
         })
         .collect();
-    let cell = TriclinicBox::new([
-        [2500.0, 0.0, 0.0],
-        [0.0, 2500.0, 0.0],
-        [300.0, 0.0, 2500.0],
-    ]);
-    check("f32 points near 1e15 in a cell of 2500, cutoff 1", &points, 1.0f32, cell);
+    let cell = TriclinicBox::new([[2500.0, 0.0, 0.0], [0.0, 2500.0, 0.0], [300.0, 0.0, 2500.0]]);
+    check(
+        "f32 points near 1e15 in a cell of 2500, cutoff 1",
+        &points,
+        1.0f32,
+        cell,
+    );
     let found = check(
         "f32 points near 1e15 in a cell of 2500, cutoff 2600",
         &points,
         2600.0f32,
         cell,
     );
-    assert!(found >= 2 * points.len(), "every point meets its own images");
+    assert!(
+        found >= 2 * points.len(),
+        "every point meets its own images"
+    );
 }
 
 fn mixed_periodic<T: TestReal>() {
