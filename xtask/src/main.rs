@@ -525,10 +525,13 @@ mod tests {
         assert_eq!(argv.last().map(String::as_str), Some("-jobs=2"));
         assert_eq!(command.get_current_dir(), Some(root.join("fuzz").as_path()));
         let seeds = seeds_command(&plan, root, &OsString::from("cargo"));
-        let last: Vec<_> = seeds.get_args().rev().take(2).collect();
-        assert_eq!(last[1], "capi_calls");
+        let seed_args: Vec<_> = seeds.get_args().collect();
+        let [.., target, corpus] = seed_args.as_slice() else {
+            panic!("the seeds command has a target and a directory: {seed_args:?}");
+        };
+        assert_eq!(*target, "capi_calls");
         assert_eq!(
-            Path::new(last[0]),
+            Path::new(corpus),
             root.join("fuzz").join("corpus").join("capi_calls")
         );
     }

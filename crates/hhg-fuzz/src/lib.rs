@@ -25,8 +25,11 @@ pub mod targets;
 /// A fuzz target: a function of arbitrary bytes that panics only on a finding.
 pub type Target = fn(&[u8]);
 
+/// A function that gives a target's seed inputs.
+pub type Seeds = fn() -> Vec<Vec<u8>>;
+
 /// Every target by name, with its seed inputs.
-pub const TARGETS: [(&str, Target, fn() -> Vec<Vec<u8>>); 3] = [
+pub const TARGETS: [(&str, Target, Seeds); 3] = [
     (
         "point_files",
         targets::point_files,

@@ -184,7 +184,7 @@ struct Array {
 impl Array {
     fn new<T: Real>(values: &[T], how: Pass) -> Self {
         let size = size_of::<T>();
-        let mut bytes = vec![0u8; values.len() * size + 2 * align_of::<T>() + 1];
+        let mut bytes = vec![0u8; size_of_val(values) + 2 * align_of::<T>() + 1];
         let base = bytes.as_ptr().align_offset(align_of::<T>());
         let offset = base + usize::from(how == Pass::Misaligned);
         for (k, v) in values.iter().enumerate() {
@@ -442,7 +442,7 @@ fn step(model: &mut Model, input: &mut Input<'_>) {
             let set = input.below(MAX_SETS + 1);
             add_step(model, input, Some(set));
         }
-        5 | 6 | 7 => {
+        5..=7 => {
             let pick = model.pick(input);
             let handle = model.handle(&pick);
             let (a, b, flag) = (
@@ -535,10 +535,10 @@ fn step(model: &mut Model, input: &mut Input<'_>) {
             }
             if pairs {
                 let count = pair_list.count;
-                // SAFETY: a successful hhg_search_pairs gives `count` pairs of two u32.
                 let flat = if count == 0 {
                     &[][..]
                 } else {
+                    // SAFETY: a successful hhg_search_pairs gives `count` pairs of two u32.
                     unsafe { std::slice::from_raw_parts(pair_list.pairs, 2 * count) }
                 };
                 let mut got: Vec<[u32; 2]> = flat.chunks(2).map(|p| [p[0], p[1]]).collect();
@@ -586,10 +586,10 @@ fn step(model: &mut Model, input: &mut Input<'_>) {
             }
             let points = &mut live.sets[set];
             assert_eq!(len, points.len(), "the order's length");
-            // SAFETY: a successful call gives `len` indices valid until the next change.
             let order = if len == 0 {
                 &[][..]
             } else {
+                // SAFETY: a successful call gives `len` indices valid until the next change.
                 unsafe { std::slice::from_raw_parts(order, len) }
             };
             let mut seen = vec![false; len];
@@ -649,11 +649,10 @@ fn step(model: &mut Model, input: &mut Input<'_>) {
             assert!(!text.is_null());
             // SAFETY: hhg_error_message returns a static NUL-terminated string.
             assert!(!unsafe { CStr::from_ptr(text) }.to_bytes().is_empty());
-            // SAFETY: as above.
+            let version = hhg_version();
             assert!(
-                !unsafe { CStr::from_ptr(hhg_version()) }
-                    .to_bytes()
-                    .is_empty()
+                // SAFETY: hhg_version returns a static NUL-terminated string.
+                !unsafe { CStr::from_ptr(version) }.to_bytes().is_empty()
             );
         }
     }
