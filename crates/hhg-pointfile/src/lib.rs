@@ -489,7 +489,7 @@ fn list_length(value: f64, name: &str) -> Result<usize, String> {
         Ok(value as usize)
     } else {
         Err(format!(
-            "the list property `{name}` has the length {value}, not a whole number from 0 up"
+            "the list property `{name}` has the length {value:?}, not a whole number from 0 up"
         ))
     }
 }
