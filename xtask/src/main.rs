@@ -9,6 +9,9 @@
 //!
 //! `cargo xtask install --prefix DIR` installs the C library, its headers, a CMake package and a
 //! pkg-config file into a prefix (the module `install`).
+//!
+//! `cargo xtask fuzz TARGET [--time SECONDS] [-- LIBFUZZER_ARGS...]` runs a cargo-fuzz target
+//! of `fuzz/` under libFuzzer, seeded with the target's seed inputs.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -54,9 +57,151 @@ USAGE:
         include/hhg/*.hpp (the C++ layer), lib/cmake/hhg/ (find_package(hhg): targets
         hhg::hhg and hhg::hhg_static) and lib/pkgconfig/hhg.pc into DIR.
 
+    cargo xtask fuzz TARGET [--time SECONDS] [-- LIBFUZZER_ARGS...]
+        Runs the libFuzzer target TARGET (point_files, capi_calls or search_coordinates) of
+        the cargo-fuzz project in fuzz/ for SECONDS (default 60; 0 runs until a finding or
+        Ctrl-C), with AddressSanitizer and debug assertions, starting from the target's seed
+        inputs (written to fuzz/corpus/TARGET; the corpus grows there between runs). Findings
+        land in fuzz/artifacts/TARGET/. Needs cargo-fuzz (`cargo install cargo-fuzz`); the
+        sanitizer and libFuzzer's flags are unstable rustc options, accepted from the pinned
+        stable toolchain with RUSTC_BOOTSTRAP=1 for this build only. The same targets run
+        without libFuzzer in `cargo test -p hhg-fuzz` (HHG_FUZZ_CASES=N for more cases).
+
     cargo xtask help
         Prints this help.
 ";
+
+/// The targets of the cargo-fuzz project in `fuzz/`.
+const FUZZ_TARGETS: [&str; 3] = ["point_files", "capi_calls", "search_coordinates"];
+
+/// The default length of a `cargo xtask fuzz` run, in seconds.
+const FUZZ_DEFAULT_SECONDS: u64 = 60;
+
+/// A planned `cargo xtask fuzz` run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct FuzzPlan {
+    target: String,
+    seconds: u64,
+    /// Arguments after `--`, for libFuzzer.
+    extra: Vec<OsString>,
+}
+
+/// Reads `TARGET [--time SECONDS] [-- ARGS...]`, or says what is wrong.
+fn plan_fuzz(args: Vec<OsString>) -> Result<FuzzPlan, String> {
+    let mut args = args.into_iter();
+    let mut target = None;
+    let mut seconds = FUZZ_DEFAULT_SECONDS;
+    let mut extra = Vec::new();
+    while let Some(arg) = args.next() {
+        let text = arg.to_string_lossy().into_owned();
+        match text.as_str() {
+            "--" => {
+                extra.extend(args.by_ref());
+            }
+            "--time" => {
+                let value = args.next().ok_or("--time needs a number of seconds")?;
+                let value = value.to_string_lossy();
+                seconds = value
+                    .parse()
+                    .map_err(|_| format!("--time {value}: not a whole number of seconds"))?;
+            }
+            _ if text.starts_with('-') => return Err(format!("unknown option `{text}`")),
+            _ if target.is_some() => return Err(format!("a second target `{text}`")),
+            _ if FUZZ_TARGETS.contains(&text.as_str()) => target = Some(text),
+            _ => {
+                return Err(format!(
+                    "unknown target `{text}` (targets: {})",
+                    FUZZ_TARGETS.join(", ")
+                ));
+            }
+        }
+    }
+    let target =
+        target.ok_or_else(|| format!("no target (targets: {})", FUZZ_TARGETS.join(", ")))?;
+    Ok(FuzzPlan {
+        target,
+        seconds,
+        extra,
+    })
+}
+
+/// The command that writes the target's seeds into its corpus directory.
+fn seeds_command(plan: &FuzzPlan, root: &Path, cargo: &OsString) -> Command {
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(root)
+        .args([
+            "run",
+            "--quiet",
+            "--locked",
+            "-p",
+            "hhg-fuzz",
+            "--bin",
+            "hhg-fuzz-seeds",
+            "--",
+        ])
+        .arg(&plan.target)
+        .arg(root.join("fuzz").join("corpus").join(&plan.target));
+    command
+}
+
+/// The `cargo fuzz run` command of a plan.
+fn fuzz_command(plan: &FuzzPlan, root: &Path, cargo: &OsString) -> Command {
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(root.join("fuzz"))
+        .env("RUSTC_BOOTSTRAP", "1")
+        .args(["fuzz", "run", "--debug-assertions"])
+        .arg(&plan.target)
+        .arg("--")
+        .arg(format!("-max_total_time={}", plan.seconds))
+        // A case slower than this, or an allocation past the limit, is a finding.
+        .arg("-timeout=10")
+        .arg("-rss_limit_mb=2048")
+        .arg("-print_final_stats=1")
+        .args(&plan.extra);
+    command
+}
+
+/// Runs a libFuzzer target of `fuzz/`.
+fn fuzz(args: Vec<OsString>) -> ExitCode {
+    let plan = match plan_fuzz(args) {
+        Ok(plan) => plan,
+        Err(message) => {
+            eprintln!("xtask fuzz: {message}\n");
+            eprint!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let root = workspace_root();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    match seeds_command(&plan, &root, &cargo).status() {
+        Ok(status) if status.success() => {}
+        Ok(status) => {
+            eprintln!("xtask fuzz: writing the seeds failed ({status})");
+            return exit_code(status);
+        }
+        Err(error) => {
+            eprintln!("xtask fuzz: could not run cargo: {error}");
+            return ExitCode::FAILURE;
+        }
+    }
+    match fuzz_command(&plan, &root, &cargo).status() {
+        Ok(status) if status.success() => ExitCode::SUCCESS,
+        Ok(status) => {
+            eprintln!(
+                "xtask fuzz: {} stopped with {status}: a finding is in fuzz/artifacts/{}/, or \
+                 cargo-fuzz is missing (`cargo install cargo-fuzz`)",
+                plan.target, plan.target
+            );
+            exit_code(status)
+        }
+        Err(error) => {
+            eprintln!("xtask fuzz: could not run cargo fuzz: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
 
 /// The flag that `cargo xtask bench` adds for a native build.
 const NATIVE_FLAG: &str = "-C target-cpu=native";
@@ -300,6 +445,7 @@ fn main() -> ExitCode {
             let target = target_root(&root, std::env::var_os("CARGO_TARGET_DIR"));
             install::install(args.collect(), &root, &target)
         }
+        Some("fuzz") => fuzz(args.collect()),
         Some("help" | "--help" | "-h") => {
             print!("{USAGE}");
             ExitCode::SUCCESS
@@ -361,6 +507,49 @@ mod tests {
         let everything = sanitize_command(root, &OsString::from("cargo"), Vec::new());
         let tail: Vec<_> = everything.get_args().skip(6).collect();
         assert_eq!(tail, ["--lib", "--tests"]);
+    }
+
+    #[test]
+    fn fuzz_runs_a_known_target_for_the_time_asked() {
+        let plan = plan_fuzz(args(&["capi_calls", "--time", "120", "--", "-jobs=2"])).unwrap();
+        assert_eq!(plan.target, "capi_calls");
+        assert_eq!(plan.seconds, 120);
+        assert_eq!(plan.extra, args(&["-jobs=2"]));
+        assert_eq!(plan_fuzz(args(&["point_files"])).unwrap().seconds, 60);
+        assert!(
+            plan_fuzz(args(&["nope"]))
+                .unwrap_err()
+                .contains("unknown target")
+        );
+        assert!(plan_fuzz(args(&[])).unwrap_err().contains("no target"));
+        assert!(
+            plan_fuzz(args(&["point_files", "--time", "soon"]))
+                .unwrap_err()
+                .contains("not a whole number")
+        );
+        let root = Path::new("/repo");
+        let command = fuzz_command(&plan, root, &OsString::from("cargo"));
+        let argv: Vec<String> = command
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            argv[..4],
+            ["fuzz", "run", "--debug-assertions", "capi_calls"]
+        );
+        assert!(argv.contains(&"-max_total_time=120".to_owned()));
+        assert_eq!(argv.last().map(String::as_str), Some("-jobs=2"));
+        assert_eq!(command.get_current_dir(), Some(root.join("fuzz").as_path()));
+        let seeds = seeds_command(&plan, root, &OsString::from("cargo"));
+        let seed_args: Vec<_> = seeds.get_args().collect();
+        let [.., target, corpus] = seed_args.as_slice() else {
+            panic!("the seeds command has a target and a directory: {seed_args:?}");
+        };
+        assert_eq!(*target, "capi_calls");
+        assert_eq!(
+            Path::new(corpus),
+            root.join("fuzz").join("corpus").join("capi_calls")
+        );
     }
 
     #[test]

@@ -120,6 +120,12 @@ enum HhgStatus
    * was allocated past it, and the lists and pairs of that call are empty.
    */
   HHG_STATUS_OUTPUT_TOO_LARGE = 21,
+  /**
+   * No search handle is left: 2^24 searches are live at once on a 64-bit target (2^10 on
+   * a 32-bit one), or the process has created and freed about 2^48 (2^24) of them, so
+   * that every slot's generations are used up. Nothing was created.
+   */
+  HHG_STATUS_HANDLES_EXHAUSTED = 22,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -253,7 +259,7 @@ extern "C" {
  * failure `*out_search` (if not NULL) is set to NULL.
  *
  * The handle is a checked value, not an address (see `HhgSearch`). Creation fails with
- * `HHG_STATUS_INTERNAL_ERROR` when no handle is left: with 2^24 searches live at once on a
+ * `HHG_STATUS_HANDLES_EXHAUSTED` when no handle is left: with 2^24 searches live at once on a
  * 64-bit target (2^10 on a 32-bit one), or after about 2^48 creations in the life of the
  * process (2^24 on a 32-bit target).
  *
@@ -621,8 +627,8 @@ HhgStatus hhg_search_order(const struct HhgSearch *search,
  * the faster list pass for points in cell order: no list needs sorting). Stores in
  * `*out_order` the permutation the caller must apply to each of its own arrays of that set
  * (`new[k] = old[order[k]]`), which is the set's `hhg_search_order` before the call, and in
- * `*out_len` its length. Call it after `hhg_search_update_positions` and before
- * `hhg_search_find_neighbors`: renumbering every step this way keeps the solver's arrays
+ * `*out_len` its length. Call it after the step's `hhg_search_update_set_*` call for the set
+ * and before `hhg_search_find_neighbors`: renumbering every step this way keeps the solver's arrays
  * in cell order with no second build. Every result involving the set is stale until the
  * next search. Nothing is copied; the array stays valid until the next call that takes
  * the search as a non-const `HhgSearch *`.

@@ -118,7 +118,7 @@ impl<T> Registry<T> {
             }
             None => {
                 return Err(Failure::new(
-                    HhgStatus::InternalError,
+                    HhgStatus::HandlesExhausted,
                     format!(
                         "no handle is left: {} objects are live, or their slots' {} \
                          generations are used up",
@@ -285,7 +285,7 @@ mod tests {
         registry.limit = 2;
         let handles = [1u32, 2].map(|value| registry.insert(Box::new(value)).unwrap());
         let (status, message) = refusal(registry.insert(Box::new(3u32)));
-        assert_eq!(status, HhgStatus::InternalError);
+        assert_eq!(status, HhgStatus::HandlesExhausted);
         assert!(
             message.starts_with("no handle is left: 2 objects"),
             "{message}"

@@ -31,8 +31,8 @@ pub use sets::{
     hhg_search_update_set_soa_f64,
 };
 pub use steps::{
-    hhg_search_find_neighbors, hhg_search_set_active, hhg_search_set_pairs,
-    hhg_search_set_with_distances,
+    hhg_search_find_neighbors, hhg_search_set_active, hhg_search_set_max_entries,
+    hhg_search_set_pairs, hhg_search_set_with_distances,
 };
 
 use std::ops::{Deref, DerefMut};

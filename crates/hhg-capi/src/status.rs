@@ -68,10 +68,14 @@ pub enum HhgStatus {
     /// The results would exceed the cap set on them (`hhg_search_set_max_entries`); nothing
     /// was allocated past it, and the lists and pairs of that call are empty.
     OutputTooLarge = 21,
+    /// No search handle is left: 2^24 searches are live at once on a 64-bit target (2^10 on
+    /// a 32-bit one), or the process has created and freed about 2^48 (2^24) of them, so
+    /// that every slot's generations are used up. Nothing was created.
+    HandlesExhausted = 22,
 }
 
 /// The fixed description of every status code, in code order.
-const DESCRIPTIONS: [(HhgStatus, &CStr); 22] = [
+const DESCRIPTIONS: [(HhgStatus, &CStr); 23] = [
     (HhgStatus::Ok, c"success"),
     (
         HhgStatus::NullPointer,
@@ -154,6 +158,11 @@ const DESCRIPTIONS: [(HhgStatus, &CStr); 22] = [
     (
         HhgStatus::OutputTooLarge,
         c"the results would exceed their cap",
+    ),
+    (
+        HhgStatus::HandlesExhausted,
+        c"no search handle is left: too many searches are live, or every slot's generations \
+          are used up",
     ),
 ];
 

@@ -146,7 +146,42 @@ impl<T: Real> PeriodicBox<T> {
                 });
             }
         }
+        // Checked once every axis is known to be finite, so that an overflowing extent is
+        // named as such.
+        for a in 0..3 {
+            if !self.periodic[a] {
+                continue;
+            }
+            let (o, l) = (self.origin[a].to_f64(), self.lengths[a].to_f64());
+            // The box must stand out of the rounding of the coordinates along it: a ghost is
+            // its point moved up by `L` in `T`, which rounds by up to half the spacing of `T`
+            // there, and a box not above twice the radius by that spacing (and more) leaves a
+            // point within the radius of its own image (at an origin of 1e15 in `f32` a box
+            // of 2500 rounds away entirely: the ghost equals its point). The spacing is
+            // bounded by the largest coordinate of a ghost, below `|o| + 2 L`, times the
+            // precision's epsilon.
+            let spacing = (o.abs() + 2.0 * l) * epsilon::<T>();
+            if l - spacing <= 2.0 * radius.to_f64() * (1.0 + CELL_MARGIN) {
+                return Err(Error::InvalidConfig {
+                    name: "periodic box length",
+                    value: l,
+                    expected: "more than twice the radius plus the spacing of the input \
+                               precision's values at the box (a shorter box is lost to \
+                               rounding there: a point would be its own neighbour image)",
+                });
+            }
+        }
         Ok(())
+    }
+}
+
+/// The spacing of the values of `T` next to 1 (its machine epsilon), widened to `f64`: the
+/// spacing next to a value `x` is at most `|x|` times it.
+fn epsilon<T: Real>() -> f64 {
+    if size_of::<T>() == 4 {
+        f64::from(f32::EPSILON)
+    } else {
+        f64::EPSILON
     }
 }
 
@@ -270,6 +305,12 @@ struct Images<T> {
 
 impl<T: Real> PeriodicSearch<T> {
     /// An empty search within `radius` in `domain`.
+    ///
+    /// Fails with [`Error::InvalidRadius`] for a bad radius and with [`Error::InvalidConfig`]
+    /// for a periodic axis whose origin is not finite, whose length is not finite or not more
+    /// than twice the radius plus the spacing of `T`'s values at the box (a box below the
+    /// coordinates' resolution, e.g. 2500 long at an origin of 1e15 in `f32`, where a point
+    /// and its image round to the same value), or whose upper face overflows `T`.
     pub fn new(radius: T, domain: PeriodicBox<T>) -> Result<Self, Error> {
         check_radius(radius)?;
         domain.check(radius)?;

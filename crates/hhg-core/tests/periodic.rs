@@ -374,6 +374,61 @@ fn box_extents_that_overflow_are_refused() {
     );
 }
 
+/// A box below the resolution of the coordinates at its place is refused (found by fuzzing):
+/// in `f32` at an origin of 1e15 (a spacing of 2^26) a box of 2500 rounds away, a ghost
+/// equals its point and the point was reported as its own neighbour image. The shortest box
+/// accepted at a large origin still gives the brute force's pairs.
+#[test]
+fn a_box_below_the_coordinates_resolution_is_refused() {
+    let lost = PeriodicBox::cubic([1e15f32; 3], [2500.0; 3]);
+    let error = PeriodicSearch::new(1.0f32, lost).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::InvalidConfig {
+                name: "periodic box length",
+                value: 2500.0,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("spacing"), "{error}");
+    // Along one periodic axis only, the others open.
+    let one_axis = PeriodicBox {
+        origin: [0.0, 1e15f32, 0.0],
+        lengths: [10.0, 2500.0, 10.0],
+        periodic: [false, true, false],
+    };
+    assert!(PeriodicSearch::new(1.0f32, one_axis).is_err());
+    // The same box in f64 (a spacing of 1/8 there) is fine.
+    let f64_box = PeriodicBox::cubic([1e15f64; 3], [2500.0; 3]);
+    assert!(PeriodicSearch::new(1.0f64, f64_box).is_ok());
+
+    // At an origin of 1e6 in f32 (a spacing of 1/16) a box of 2.5 for a radius of 1 stands
+    // out of the rounding: points on a lattice in it, their images across every face
+    // included, pair exactly as brute force says.
+    let origin = 1e6f32;
+    let domain = PeriodicBox::cubic([origin; 3], [2.5; 3]);
+    let points: Vec<[f32; 3]> = (0..27)
+        .map(|k| {
+            let step = |d: u32| origin + 0.0625 * (d as f32) * 12.0;
+            [step(k % 3), step(k / 3 % 3), step(k / 9)]
+        })
+        .collect();
+    let mut search = PeriodicSearch::new(1.0f32, domain).unwrap();
+    search.build(&points).unwrap();
+    let expected: Vec<PeriodicPair> = oracle_periodic_pairs(&points, 1.0, &domain)
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
+    assert!(expected.iter().any(|p| p.shift != [0; 3]));
+    let mut found = pairs_of(&search);
+    found.sort_unstable();
+    assert_eq!(found, expected);
+    assert!(found.iter().all(|p| p.i != p.j), "a self pair");
+}
+
 /// A build whose grid fails (points and ghosts spanning too many cells) leaves the search
 /// as the last good build made it: the same points, ghosts, pairs and lists.
 #[test]

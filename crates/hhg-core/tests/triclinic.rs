@@ -207,6 +207,47 @@ fn points_outside<T: TestReal>() {
     }
 }
 
+/// The periodic defect the fuzzing found (a box below the resolution of the coordinates)
+/// checked for triclinic cells: `f32` points near 1e15 (a spacing of 2^26) in a cell 2500
+/// wide. The wrap and every pair's vector are computed in `f64` from the caller's
+/// coordinates, so a point is its own image only at the cell's shifts, 2500 or more away,
+/// and points 2^26 apart meet only at the shifts that bring them within the cutoff: the
+/// search gives exactly the brute force's pairs, distances and vectors, with no self pair at
+/// distance 0. (The points differ in every coordinate: for two points with an equal
+/// coordinate the full list's mirrored vector has `+0.0` where the oracle negates to
+/// `-0.0`, which this bitwise comparison would count.)
+#[test]
+fn a_cell_below_the_coordinates_resolution_matches_brute_force() {
+    let step = 67_108_864.0f32; // 2^26, the spacing of f32 at 1e15.
+    let points: Vec<[f32; 3]> = (0..12)
+        .map(|k| {
+            let k = k as f32;
+            [
+                1e15 + step * k,
+                1e15 - 2.0 * step * k,
+                -1e15 + 3.0 * step * k,
+            ]
+        })
+        .collect();
+    let cell = TriclinicBox::new([[2500.0, 0.0, 0.0], [0.0, 2500.0, 0.0], [300.0, 0.0, 2500.0]]);
+    check(
+        "f32 points near 1e15 in a cell of 2500, cutoff 1",
+        &points,
+        1.0f32,
+        cell,
+    );
+    let found = check(
+        "f32 points near 1e15 in a cell of 2500, cutoff 2600",
+        &points,
+        2600.0f32,
+        cell,
+    );
+    assert!(
+        found >= 2 * points.len(),
+        "every point meets its own images"
+    );
+}
+
 fn mixed_periodic<T: TestReal>() {
     let mut rng = SplitMix64::new(0x7121_0004);
     for periodic in [

@@ -36,7 +36,7 @@ unsafe fn new_search<T: Precision>(radius: T, out_search: *mut *mut HhgSearch) -
 /// failure `*out_search` (if not NULL) is set to NULL.
 ///
 /// The handle is a checked value, not an address (see `HhgSearch`). Creation fails with
-/// `HHG_STATUS_INTERNAL_ERROR` when no handle is left: with 2^24 searches live at once on a
+/// `HHG_STATUS_HANDLES_EXHAUSTED` when no handle is left: with 2^24 searches live at once on a
 /// 64-bit target (2^10 on a 32-bit one), or after about 2^48 creations in the life of the
 /// process (2^24 on a 32-bit target).
 ///

@@ -203,8 +203,8 @@ pub unsafe extern "C" fn hhg_search_order(
 /// the faster list pass for points in cell order: no list needs sorting). Stores in
 /// `*out_order` the permutation the caller must apply to each of its own arrays of that set
 /// (`new[k] = old[order[k]]`), which is the set's `hhg_search_order` before the call, and in
-/// `*out_len` its length. Call it after `hhg_search_update_positions` and before
-/// `hhg_search_find_neighbors`: renumbering every step this way keeps the solver's arrays
+/// `*out_len` its length. Call it after the step's `hhg_search_update_set_*` call for the set
+/// and before `hhg_search_find_neighbors`: renumbering every step this way keeps the solver's arrays
 /// in cell order with no second build. Every result involving the set is stale until the
 /// next search. Nothing is copied; the array stays valid until the next call that takes
 /// the search as a non-const `HhgSearch *`.
