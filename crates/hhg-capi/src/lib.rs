@@ -91,8 +91,7 @@ pub use search::{
     hhg_search_precision, hhg_search_query_point_f32, hhg_search_query_point_f64,
     hhg_search_resize_set_f32, hhg_search_resize_set_f64, hhg_search_set_active,
     hhg_search_set_count, hhg_search_set_len, hhg_search_set_max_entries, hhg_search_set_pairs,
-    hhg_search_set_with_distances,
-    hhg_search_update_set_f32, hhg_search_update_set_f64, hhg_search_update_set_soa_f32,
-    hhg_search_update_set_soa_f64,
+    hhg_search_set_with_distances, hhg_search_update_set_f32, hhg_search_update_set_f64,
+    hhg_search_update_set_soa_f32, hhg_search_update_set_soa_f64,
 };
 pub use status::{HhgStatus, hhg_error_message, hhg_last_error_message, hhg_version};
