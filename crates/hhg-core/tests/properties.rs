@@ -23,7 +23,9 @@ use hhg_core::broad::{
     segment_may_hit,
 };
 use hhg_core::periodic::{PeriodicBox, PeriodicPair, PeriodicPairList, PeriodicSearch};
-use hhg_core::{Grid, Kernel, ListOrder, NeighborLists, NeighborSearch, PairList, RunTimeDispatch};
+use hhg_core::{
+    Error, Grid, Kernel, ListOrder, NeighborLists, NeighborSearch, PairList, RunTimeDispatch,
+};
 use hhg_testkit::strategies::{Cloud, RADII, cloud, offset, points, two_clouds};
 use hhg_testkit::{
     Csr, TestReal, assert_same_seq, check_excludes_self, check_list_distances, check_lists,
@@ -333,6 +335,28 @@ fn check_periodic<T: TestReal>(scene: &PeriodicScene) {
         lengths: scene.lengths.map(T::from_f64),
         periodic: scene.periodic,
     };
+    // A periodic box that does not stand out of the rounding of its coordinates (a short box
+    // far from the origin) is refused, as documented: its length minus the spacing of `T`
+    // there, `(|origin| + 2 length) * epsilon`, not above twice the radius (with the cells'
+    // margin of 1e-5).
+    if let Err(error) = PeriodicSearch::new(radius, domain) {
+        let epsilon = if size_of::<T>() == 4 {
+            f64::from(f32::EPSILON)
+        } else {
+            f64::EPSILON
+        };
+        let below_resolution = (0..3).any(|a| {
+            let (o, l) = (domain.origin[a].to_f64(), domain.lengths[a].to_f64());
+            let spacing = (o.abs() + 2.0 * l) * epsilon;
+            scene.periodic[a] && l - spacing <= 2.0 * radius.to_f64() * (1.0 + 1e-5)
+        });
+        assert!(
+            below_resolution
+                && matches!(error, Error::InvalidConfig { name, .. } if name == "periodic box length"),
+            "{error:?} for a box above the coordinates' resolution"
+        );
+        return;
+    }
     let expected = oracle_periodic_pairs(&points, radius, &domain);
     let expected_pairs: Vec<PeriodicPair> = expected.iter().map(|&(p, _)| p).collect();
     let mut reference: Option<(Vec<PeriodicPair>, Vec<u64>, Csr)> = None;
