@@ -111,6 +111,21 @@ pub fn matrix<T: Element, const N: usize>(
         .into_pyarray(py)
 }
 
+/// Elements per rayon task of the parallel copies out of the core's buffers.
+const PAR_COPY_MIN: usize = 1 << 14;
+
+/// A copy of `values` made by one parallel pass (the core's output buffers are reused from
+/// call to call, so numpy gets a `Vec` of its own).
+pub fn par_copy<V: Copy + Send + Sync>(values: &[V]) -> Vec<V> {
+    let mut out = Vec::new();
+    values
+        .par_iter()
+        .with_min_len(PAR_COPY_MIN)
+        .copied()
+        .collect_into_vec(&mut out);
+    out
+}
+
 /// Compressed sparse row lists as owned arrays: offsets as int64 (numpy's index type) and
 /// indices as uint32, each filled by one parallel pass from the core's buffers.
 pub struct CsrArrays<T> {
@@ -129,31 +144,14 @@ impl<T: hhg_core::Real + Element> CsrArrays<T> {
         lists
             .offsets()
             .par_iter()
-            .with_min_len(1 << 14)
+            .with_min_len(PAR_COPY_MIN)
             .map(|&o| o as i64)
             .collect_into_vec(&mut offsets);
-        let mut indices = Vec::new();
-        lists
-            .indices()
-            .par_iter()
-            .with_min_len(1 << 14)
-            .copied()
-            .collect_into_vec(&mut indices);
-        let distances_squared = match (with_distances, lists.distances_squared()) {
-            (true, Some(d2)) => {
-                let mut out = Vec::new();
-                d2.par_iter()
-                    .with_min_len(1 << 14)
-                    .copied()
-                    .collect_into_vec(&mut out);
-                Some(out)
-            }
-            _ => None,
-        };
+        let distances_squared = lists.distances_squared().filter(|_| with_distances);
         Self {
             offsets,
-            indices,
-            distances_squared,
+            indices: par_copy(lists.indices()),
+            distances_squared: distances_squared.map(par_copy),
         }
     }
 

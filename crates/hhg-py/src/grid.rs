@@ -6,7 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use crate::arrays::{self, CsrArrays, Points, Precision};
+use crate::arrays::{self, CsrArrays, Points, Precision, par_copy};
 use crate::errors::to_py;
 use crate::threads;
 
@@ -67,27 +67,10 @@ pub struct PairArrays<T> {
 impl<T: Real + Element> PairArrays<T> {
     /// Copies the pairs out of the core's reused buffers, in parallel.
     pub fn from_list(list: &PairList<T>, with_distances: bool) -> Self {
-        use rayon::prelude::*;
-        let mut pairs = Vec::new();
-        list.pairs()
-            .par_iter()
-            .with_min_len(1 << 14)
-            .copied()
-            .collect_into_vec(&mut pairs);
-        let distances_squared = match (with_distances, list.distances_squared()) {
-            (true, Some(d2)) => {
-                let mut out = Vec::new();
-                d2.par_iter()
-                    .with_min_len(1 << 14)
-                    .copied()
-                    .collect_into_vec(&mut out);
-                Some(out)
-            }
-            _ => None,
-        };
+        let distances_squared = list.distances_squared().filter(|_| with_distances);
         Self {
-            pairs,
-            distances_squared,
+            pairs: par_copy(list.pairs()),
+            distances_squared: distances_squared.map(par_copy),
         }
     }
 
