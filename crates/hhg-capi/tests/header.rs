@@ -52,7 +52,7 @@ fn checked_in_header_is_up_to_date() {
     assert!(
         checked_in == generated,
         "crates/hhg-capi/include/hhg.h is stale: regenerate it with \
-         `{BLESS}=1 cargo test -p hhg-capi --test header` and commit it.\n\
+         `{BLESS}=1 cargo test -p hhg-capi --test suite header` and commit it.\n\
          First difference from what cbindgen generates now, at {}",
         first_difference(&checked_in, &generated)
     );

@@ -2,7 +2,7 @@
 //! brute-force oracle on every scene, for both precisions, several candidate counts and
 //! bucket fractions (down to heavy sharing), both kernels and several thread counts.
 
-mod common;
+use crate::common;
 
 use common::{queries, scenes};
 use hhg_core::{CoreScheme, FixedRadiusScheme, Kernel, NeighborLists, PairList};

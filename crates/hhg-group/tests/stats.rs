@@ -2,7 +2,7 @@
 //! statistics against a direct count, the candidate count against a brute-force count, the
 //! layout, and the balancing effect of more candidates.
 
-mod common;
+use crate::common;
 
 use std::collections::{HashMap, HashSet};
 

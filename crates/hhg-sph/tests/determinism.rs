@@ -1,6 +1,6 @@
 //! The simulation gives bitwise identical results on one and on two threads.
 
-mod common;
+use crate::common;
 
 use common::small_dam_break;
 use hhg_core::ListOrder;

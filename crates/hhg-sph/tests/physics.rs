@@ -1,7 +1,7 @@
 //! Physics checks of the dam break on small cases: conservation of mass, containment by the
 //! walls, hydrostatic equilibrium of a column at rest, and the decay of sloshing.
 
-mod common;
+use crate::common;
 
 use common::small_dam_break;
 use hhg_sph::{DamBreak, Simulation};

@@ -1,7 +1,7 @@
 //! The scenario set-up, the configuration checks, the neighbour search wiring and the VTK
 //! frames.
 
-mod common;
+use crate::common;
 
 use common::small_dam_break;
 use hhg_sph::{DamBreak, Simulation, SphError};

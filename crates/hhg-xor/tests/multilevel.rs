@@ -1,6 +1,6 @@
 //! MultilevelSearch (particles with their own radii) against brute force and against hhg-core's VariableRadiusSearch with the Max rule, on mixed, bimodal, equal and zero radii, with both kernels, tiny tables and several thread counts.
 
-mod common;
+use crate::common;
 
 use common::spheres_within;
 use hhg_core::broad::{RadiusRule, VariableRadiusSearch};

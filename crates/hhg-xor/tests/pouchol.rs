@@ -1,6 +1,6 @@
 //! PoucholScheme against brute force on every scene (pairs, visitor, lists, queries and the broad-phase box query), with several hierarchy depths, tables down to one bucket and both kernels; the structure's keys and has_children flags; determinism across thread counts; agreement with hhg-core and the XOR scheme.
 
-mod common;
+use crate::common;
 
 use common::{
     Expected, KERNELS, check_against_core, check_kernels_agree, check_scheme, check_thread_counts,

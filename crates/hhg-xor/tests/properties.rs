@@ -4,7 +4,7 @@
 //!
 //! Cases: `xor_f32`, `xor_f64`, `pouchol_f32` and `pouchol_f64` 256 each.
 
-mod common;
+use crate::common;
 
 use common::{Expected, check_scheme};
 use hhg_core::{FixedRadiusScheme, Kernel, NeighborLists, PairList};

@@ -1,6 +1,6 @@
 //! XorScheme against brute force on every scene, with both primes, tables down to one bucket and both kernels; determinism across thread counts; agreement with hhg-core's CoreScheme; the candidate statistics.
 
-mod common;
+use crate::common;
 
 use common::{
     Expected, KERNELS, check_against_core, check_kernels_agree, check_scheme, check_thread_counts,
