@@ -19,12 +19,16 @@ pub struct InstallPlan {
     pub prefix: PathBuf,
     /// The cargo profile whose libraries are installed.
     pub profile: String,
+    /// Whether to install the libraries an earlier build left in the profile's directory
+    /// instead of building them (`--no-build`).
+    pub no_build: bool,
 }
 
-/// Parses `--prefix DIR [--profile NAME]`, or says what is wrong.
+/// Parses `--prefix DIR [--profile NAME] [--no-build]`, or says what is wrong.
 pub fn plan_install(args: Vec<OsString>, current_dir: &Path) -> Result<InstallPlan, String> {
     let mut prefix = None;
     let mut profile = DEFAULT_PROFILE.to_owned();
+    let mut no_build = false;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let arg = arg.to_string_lossy().into_owned();
@@ -36,6 +40,7 @@ pub fn plan_install(args: Vec<OsString>, current_dir: &Path) -> Result<InstallPl
         match arg.as_str() {
             "--prefix" => prefix = Some(value("--prefix")?),
             "--profile" => profile = value("--profile")?.to_string_lossy().into_owned(),
+            "--no-build" => no_build = true,
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
@@ -45,7 +50,11 @@ pub fn plan_install(args: Vec<OsString>, current_dir: &Path) -> Result<InstallPl
     } else {
         current_dir.join(prefix)
     };
-    Ok(InstallPlan { prefix, profile })
+    Ok(InstallPlan {
+        prefix,
+        profile,
+        no_build,
+    })
 }
 
 /// The directory cargo writes a profile's artifacts to (`dev` and `test` write to `debug`).
@@ -223,37 +232,27 @@ fn install_files(plan: &InstallPlan, root: &Path, built: &Path) -> Result<(), St
     Ok(())
 }
 
-/// Runs `cargo xtask install`: builds hhg-capi with the plan's profile (nothing to do when that
-/// build is current, as after `cargo test` for `--profile dev`) and installs it.
+/// Runs `cargo xtask install`: builds hhg-capi with the plan's profile and installs it; with
+/// `--no-build`, installs the libraries already in the profile's directory.
+///
+/// `cargo test --workspace` leaves `libhhg.so` and `libhhg.a` in `target/debug` (the C examples
+/// link them), but `cargo build -p hhg-capi --profile dev` cannot reuse that build: the test
+/// profile is another profile, and the features of the dependencies are unified over the whole
+/// workspace there. CI therefore installs the test build with `--profile test --no-build`.
 pub fn install(args: Vec<OsString>, root: &Path, target: &Path) -> ExitCode {
     let current_dir = std::env::current_dir().unwrap_or_else(|_| root.to_path_buf());
     let plan = match plan_install(args, &current_dir) {
         Ok(plan) => plan,
         Err(message) => {
             eprintln!(
-                "xtask install: {message}\nusage: cargo xtask install --prefix DIR [--profile NAME]"
+                "xtask install: {message}\nusage: cargo xtask install --prefix DIR [--profile NAME] \
+                 [--no-build]"
             );
             return ExitCode::from(2);
         }
     };
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
-        .current_dir(root)
-        .args(["build", "--locked", "-p", "hhg-capi", "--lib", "--profile"])
-        .arg(&plan.profile)
-        .arg("--target-dir")
-        .arg(target)
-        .status();
-    match status {
-        Ok(status) if status.success() => {}
-        Ok(status) => {
-            eprintln!("xtask install: building hhg-capi failed ({status})");
-            return ExitCode::FAILURE;
-        }
-        Err(error) => {
-            eprintln!("xtask install: could not run cargo: {error}");
-            return ExitCode::FAILURE;
-        }
+    if !plan.no_build && !build_library(&plan, root, target) {
+        return ExitCode::FAILURE;
     }
     match install_files(&plan, root, &profile_dir(target, &plan.profile)) {
         Ok(()) => {
@@ -265,9 +264,40 @@ pub fn install(args: Vec<OsString>, root: &Path, target: &Path) -> ExitCode {
             );
             ExitCode::SUCCESS
         }
+        Err(message) if plan.no_build => {
+            eprintln!(
+                "xtask install: {message}\n  --no-build installs an earlier build of the {} \
+                 profile: build it first (`cargo test` builds the `test` profile's)",
+                plan.profile
+            );
+            ExitCode::FAILURE
+        }
         Err(message) => {
             eprintln!("xtask install: {message}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// Builds hhg-capi's libraries with the plan's profile into `target`; says why on failure.
+fn build_library(plan: &InstallPlan, root: &Path, target: &Path) -> bool {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(root)
+        .args(["build", "--locked", "-p", "hhg-capi", "--lib", "--profile"])
+        .arg(&plan.profile)
+        .arg("--target-dir")
+        .arg(target)
+        .status();
+    match status {
+        Ok(status) if status.success() => true,
+        Ok(status) => {
+            eprintln!("xtask install: building hhg-capi failed ({status})");
+            false
+        }
+        Err(error) => {
+            eprintln!("xtask install: could not run cargo: {error}");
+            false
         }
     }
 }
@@ -287,14 +317,24 @@ mod tests {
             plan_install(args(&["--prefix", "out"]), here),
             Ok(InstallPlan {
                 prefix: here.join("out"),
-                profile: "release".into()
+                profile: "release".into(),
+                no_build: false
             })
         );
         assert_eq!(
             plan_install(args(&["--profile", "dev", "--prefix", "/p"]), here),
             Ok(InstallPlan {
                 prefix: PathBuf::from("/p"),
-                profile: "dev".into()
+                profile: "dev".into(),
+                no_build: false
+            })
+        );
+        assert_eq!(
+            plan_install(args(&["--prefix", "/p", "--no-build", "--profile", "test"]), here),
+            Ok(InstallPlan {
+                prefix: PathBuf::from("/p"),
+                profile: "test".into(),
+                no_build: true
             })
         );
         assert_eq!(

@@ -51,9 +51,10 @@ USAGE:
         toolchain ships its runtime, and RUSTC_BOOTSTRAP=1 lets its rustc accept the flag
         for this build only. Takes about half an hour on two cores.
 
-    cargo xtask install --prefix DIR [--profile NAME]
-        Builds hhg-capi (cargo profile `release` unless --profile names another; `dev` reuses
-        what `cargo test` built) and installs lib/libhhg.so and lib/libhhg.a, include/hhg.h,
+    cargo xtask install --prefix DIR [--profile NAME] [--no-build]
+        Builds hhg-capi (cargo profile `release` unless --profile names another; --no-build
+        takes the libraries an earlier build left, e.g. `--profile test --no-build` what
+        `cargo test` built) and installs lib/libhhg.so and lib/libhhg.a, include/hhg.h,
         include/hhg/*.hpp (the C++ layer), lib/cmake/hhg/ (find_package(hhg): targets
         hhg::hhg and hhg::hhg_static) and lib/pkgconfig/hhg.pc into DIR.
 
