@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Python peers of hhg-bench: vesin, freud, scipy's cKDTree and matscipy on one point file.
+"""Python peers of hhg-bench: vesin, freud, scipy's cKDTree, matscipy and hhg's own Python
+package on one point file.
 
 The contract is that of `hhg-bench --points FILE --radius R --json`: FILE holds raw
 little-endian float32 x, y, z triples; one JSON line per engine goes to standard output with
@@ -22,7 +23,14 @@ takes, per axis, the nearest of x_i against x_j, x_i + L against x_j, and x_i ag
 either side), exactly as hhg-bench's brute force and hhg's PeriodicSearch do, and the checksum
 adds each pair's shift code 9 (sx + 1) + 3 (sy + 1) + (sz + 1), with x_j + s L the image.
 
-Install the peers with: pip install vesin freud-analysis scipy matscipy
+hhg-python is hhg's own package (crates/hhg-py), to show the binding's cost beside the Rust
+engine: without --box it runs what the Rust engine `hhg` runs, hhg.Grid(r).build(points) and
+neighbor_lists() on the same float32 points (hhg's own predicate, so no re-check; the checksum
+is taken after the timed calls); with --box it runs the vesin-compatible
+hhg.NeighborList(...).compute(points, box, True, "ij") in float64, re-checked like vesin.
+
+Install the peers with: pip install vesin freud-analysis scipy matscipy (and hhg with
+pip install ./crates/hhg-py)
 """
 
 import argparse
@@ -33,12 +41,13 @@ import time
 
 MODULUS = (1 << 61) - 1
 SLACK = 1e-5
-PEERS = ("vesin", "freud", "scipy", "matscipy")
+PEERS = ("vesin", "freud", "scipy", "matscipy", "hhg-python")
 PACKAGES = {
     "vesin": "vesin",
     "freud": "freud-analysis",
     "scipy": "scipy",
     "matscipy": "matscipy",
+    "hhg-python": "./crates/hhg-py",
 }
 # Cell-list peers allocate their cells over the bounding box: above this many cells of the
 # search radius they are skipped rather than run out of memory.
@@ -233,11 +242,39 @@ def run_matscipy(np, points, radius, threads, lengths):
     return 1, built - start, done - built, result
 
 
+def run_hhg_python(np, points, radius, threads, lengths):
+    """hhg's Python package: the Rust engine's own calls on the same float32 points (open),
+    or the vesin-compatible NeighborList in the periodic box (re-checked like vesin)."""
+    import hhg
+
+    if lengths is not None:
+        probe = radius * (1.0 + SLACK)
+        box = np.diag(np.asarray(lengths, dtype=np.float64))
+        start = time.perf_counter()
+        nl = hhg.NeighborList(probe, False, n_threads=threads)
+        i, j = nl.compute(points, box, True, "ij")
+        built = start
+        result = finish(np, points, i, j, radius, lengths)
+        done = time.perf_counter()
+        return threads, built - start, done - built, result
+    start = time.perf_counter()
+    grid = hhg.Grid(radius)
+    grid.build(points, n_threads=threads)
+    built = time.perf_counter()
+    offsets, indices = grid.neighbor_lists(n_threads=threads)
+    done = time.perf_counter()
+    # The same predicate as the Rust engine: every entry is a pair, no re-check.
+    rows = np.repeat(np.arange(len(points), dtype=np.int64), np.diff(offsets))
+    lo, hi = lower_first(np, rows, indices, True)
+    return threads, built - start, done - built, (lo, hi, checksum(np, lo, hi))
+
+
 RUNNERS = {
     "vesin": run_vesin,
     "freud": run_freud,
     "scipy": run_scipy,
     "matscipy": run_matscipy,
+    "hhg-python": run_hhg_python,
 }
 
 
@@ -338,7 +375,7 @@ def main():
             continue
         kind = message[0]
         if kind == "import":
-            emit({"engine": engine, "skipped": f"{PACKAGES[engine]} is not installed (pip install {PACKAGES[engine]})"})
+            emit({"engine": engine, "skipped": f"{engine} is not installed (pip install {PACKAGES[engine]})"})
             continue
         if kind == "skip":
             emit({"engine": engine, "skipped": message[1]})

@@ -125,15 +125,16 @@ pub struct Args {
     pub max_n: Option<usize>,
     /// Only this engine; repeatable.
     ///
-    /// Particles: hhg, hhg-cellorder, kiddo, rstar, brute, vesin, freud, scipy, matscipy;
+    /// Particles: hhg, hhg-cellorder, kiddo, rstar, brute, vesin, freud, scipy, matscipy,
+    /// hhg-python;
     /// broad phase: hhg, sap, parry, brute. With --suite all, a suite none of whose engines
     /// is named is skipped.
     #[arg(long, value_name = "NAME", value_delimiter = ',', value_parser = parse_engine)]
     pub engine: Vec<String>,
-    /// Add the Python peers (vesin, freud, scipy, matscipy) to the particle suite.
+    /// Add the Python peers (vesin, freud, scipy, matscipy, hhg-python) to the particle suite.
     ///
     /// Skipped with a message when Python or a package is missing (pip install vesin
-    /// freud-analysis scipy matscipy).
+    /// freud-analysis scipy matscipy; pip install ./crates/hhg-py for hhg-python).
     #[arg(long, value_name = "python", value_parser = parse_peers)]
     pub peers: Option<Peers>,
     /// Worker threads in the rayon pool (default: all logical CPUs).
@@ -195,7 +196,7 @@ pub enum SceneName {
 /// The peers that `--peers` adds; Python's are the only ones.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Peers {
-    /// vesin, freud, scipy and matscipy, run by `benches/python/peers.py`.
+    /// vesin, freud, scipy, matscipy and hhg-python, run by `benches/python/peers.py`.
     Python,
 }
 
@@ -229,7 +230,7 @@ fn parse_engine(s: &str) -> Result<String, String> {
     if name.parse::<Engine>().is_err() && name.parse::<BroadEngine>().is_err() {
         return Err(format!(
             "unknown engine `{name}` (expected hhg, hhg-cellorder, kiddo, rstar, sap, parry, \
-             brute, vesin, freud, scipy or matscipy)"
+             brute, vesin, freud, scipy, matscipy or hhg-python)"
         ));
     }
     Ok(name.to_owned())

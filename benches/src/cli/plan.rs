@@ -429,7 +429,7 @@ fn particle_suite(selection: &Selection, explicit: bool) -> Result<Option<SceneR
             (
                 !args.engine.is_empty() && engines.is_empty(),
                 "no particle engine among --engine (hhg, hhg-cellorder, kiddo, rstar, brute, \
-                 vesin, freud, scipy, matscipy)",
+                 vesin, freud, scipy, matscipy, hhg-python)",
             ),
             (
                 selection.any_scene_named() && selection.scenes.is_empty(),

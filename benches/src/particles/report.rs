@@ -296,7 +296,11 @@ pub fn particle_section(out: &mut String, records: &[Record]) {
          with the exact predicate. The Python peers (vesin, freud, scipy's cKDTree, matscipy) \
          run in their own process on the same points, re-check their candidates with the same \
          float32 predicate (in numpy, inside the query time) and report unique pairs; vesin, \
-         scipy and matscipy use one thread.\n\n",
+         scipy and matscipy use one thread. hhg-python is hhg's own Python package: in open \
+         space the Rust engine's calls (`Grid.build`, `neighbor_lists`) through the binding on \
+         the same float32 points, without a re-check (its time beside hhg's is the binding's \
+         cost); in a periodic box its vesin-compatible `NeighborList` in float64, re-checked \
+         like vesin.\n\n",
     );
     if !records.iter().any(|r| r.engine == Engine::Rstar) {
         out.push_str(

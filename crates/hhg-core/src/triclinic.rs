@@ -9,12 +9,15 @@
 //! caller's own coordinates (see [`AllImagesSearch`]), so the result is exactly what a
 //! brute-force loop over all shifts with that formula reports.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use rayon::prelude::*;
 
 use crate::error::Error;
 use crate::geometry::{Points, first_non_finite};
 use crate::grid::{Grid, check_radius};
 use crate::pairs::PairList;
+use crate::parallel::DisjointSlice;
 use crate::periodic::{MAX_IMAGES, PeriodicPair};
 use crate::real::Real;
 
@@ -252,6 +255,13 @@ impl CellGeometry {
 /// A ghost image: its point and its shift (in cell vectors) from the wrapped point.
 type Ghost = (u32, [i32; 3]);
 
+/// Candidate pairs per block of the filtering pass (each block keeps the places of its
+/// accepted candidates as `u16`, so at most `2^16`).
+const CANDIDATE_BLOCK: usize = 1 << 14;
+
+/// Pairs per task of the parallel output passes.
+const OUTPUT_TASK: usize = 1 << 13;
+
 /// Which pairs a list holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum PairSet {
@@ -263,17 +273,64 @@ pub enum PairSet {
     Full,
 }
 
+/// In which order an [`ImagePairList`] holds its pairs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PairOrder {
+    /// Sorted by `(i, j, shift)`.
+    #[default]
+    Sorted,
+    /// The order in which the grid finds them (a full list holds the half list, then each of
+    /// its pairs mirrored, in the same order): the same for any thread count, not sorted, and
+    /// without the sort's cost.
+    Found,
+}
+
+/// A pair the rule accepted, with its squared distance, before it is written out.
+#[derive(Clone, Copy, Debug)]
+struct Accepted {
+    pair: PeriodicPair,
+    distance_squared: f64,
+}
+
+impl Accepted {
+    const EMPTY: Self = Self {
+        pair: PeriodicPair {
+            i: 0,
+            j: 0,
+            shift: [0; 3],
+        },
+        distance_squared: 0.0,
+    };
+
+    /// The same pair seen from `j`: `(j, i, -shift)`.
+    fn mirrored(self) -> Self {
+        Self {
+            pair: mirrored(self.pair),
+            distance_squared: self.distance_squared,
+        }
+    }
+}
+
 /// The pairs of an [`AllImagesSearch`] with their cell shifts, distances and vectors, sorted
-/// by `(i, j, shift)`; the buffers only grow, reuse one value across steps.
+/// by `(i, j, shift)` unless [`ImagePairList::set_order`] asks for [`PairOrder::Found`]; the
+/// distances and vectors can be left out ([`ImagePairList::set_distances`],
+/// [`ImagePairList::set_vectors`]). The buffers only grow, reuse one value across steps.
 #[derive(Clone, Debug, Default)]
 pub struct ImagePairList<T: Real> {
     pairs: Vec<PeriodicPair>,
     distances: Vec<T>,
     vectors: Vec<[T; 3]>,
+    order: PairOrder,
+    /// Whether `distances` and `vectors` stay empty (the defaults fill both).
+    without_distances: bool,
+    without_vectors: bool,
     /// The pairs of points and images the grid finds (scratch).
     candidates: PairList<T>,
-    /// Accepted pairs with their vectors and squared distances, before sorting (scratch).
-    records: Vec<(PeriodicPair, [f64; 3], f64)>,
+    /// The accepted candidates of each block of candidates (their places in the block), in
+    /// the grid's order (scratch).
+    blocks: Vec<Vec<u16>>,
+    /// The accepted pairs in their final order, before they are written out (scratch).
+    accepted: Vec<Accepted>,
 }
 
 impl<T: Real> ImagePairList<T> {
@@ -283,12 +340,14 @@ impl<T: Real> ImagePairList<T> {
         &self.pairs
     }
 
-    /// The distance of each pair (the length of its vector), alongside `pairs()`.
+    /// The distance of each pair (the length of its vector), alongside `pairs()` (empty when
+    /// the list was set not to hold them).
     pub fn distances(&self) -> &[T] {
         &self.distances
     }
 
-    /// The vector of each pair, `x[j] - x[i] + shift . vectors`, alongside `pairs()`.
+    /// The vector of each pair, `x[j] - x[i] + shift . vectors`, alongside `pairs()` (empty
+    /// when the list was set not to hold them).
     pub fn vectors(&self) -> &[[T; 3]] {
         &self.vectors
     }
@@ -309,7 +368,31 @@ impl<T: Real> ImagePairList<T> {
             + size_of::<T>() * self.distances.capacity()
             + size_of::<[T; 3]>() * self.vectors.capacity()
             + self.candidates.heap_bytes()
-            + size_of::<(PeriodicPair, [f64; 3], f64)>() * self.records.capacity()
+            + size_of::<Accepted>() * self.accepted.capacity()
+            + size_of::<u16>() * self.blocks.iter().map(Vec::capacity).sum::<usize>()
+    }
+
+    /// Sets the order of the pairs (the default: [`PairOrder::Sorted`]).
+    pub fn set_order(&mut self, order: PairOrder) {
+        self.order = order;
+    }
+
+    /// The order of the pairs.
+    pub fn order(&self) -> PairOrder {
+        self.order
+    }
+
+    /// Sets whether [`AllImagesSearch::pairs`] fills [`ImagePairList::distances`] (the
+    /// default); without them, `distances()` is empty and the search decides most pairs
+    /// from the grid's own distance (see [`AllImagesSearch`]).
+    pub fn set_distances(&mut self, wanted: bool) {
+        self.without_distances = !wanted;
+    }
+
+    /// Sets whether [`AllImagesSearch::pairs`] fills [`ImagePairList::vectors`] (the
+    /// default); without them, `vectors()` is empty.
+    pub fn set_vectors(&mut self, wanted: bool) {
+        self.without_vectors = !wanted;
     }
 }
 
@@ -353,6 +436,8 @@ pub struct AllImagesSearch<T: Real> {
     points: Vec<[T; 3]>,
     /// Per point: the cell vectors its wrap subtracted.
     counts: Vec<[i64; 3]>,
+    /// Whether every count is zero (the points lie in the cell): the shifts need no counts.
+    all_inside: bool,
     /// Per ghost: its point and its shift from the wrapped point.
     ghosts: Vec<Ghost>,
     /// Scratch: the wrapped points (in `f64`), and the points then ghosts (in `T`).
@@ -377,6 +462,7 @@ impl<T: Real> AllImagesSearch<T> {
             grid: Grid::new(cutoff)?,
             points: Vec::new(),
             counts: Vec::new(),
+            all_inside: true,
             ghosts: Vec::new(),
             wrapped: Vec::new(),
             extended: Vec::new(),
@@ -587,6 +673,7 @@ impl<T: Real> AllImagesSearch<T> {
         }
         self.points.extend_from_slice(points);
         self.counts.extend(self.wrapped.iter().map(|w| w.count));
+        self.all_inside = self.counts.par_iter().all(|c| *c == [0; 3]);
         Ok(())
     }
 
@@ -644,96 +731,250 @@ impl<T: Real> AllImagesSearch<T> {
         })
     }
 
-    /// The pairs within the cutoff, into `out` (refilled), sorted by `(i, j, shift)`, with
-    /// their distances and vectors. The order does not depend on the thread count.
+    /// The pairs within the cutoff, into `out` (refilled), in the list's order (by default
+    /// sorted by `(i, j, shift)`), with their distances and vectors unless the list was set
+    /// not to hold them. The result does not depend on the thread count.
     ///
     /// Fails with [`Error::OutOfMemory`] when the candidate pairs cannot be allocated, and
     /// then leaves `out` empty.
     pub fn pairs(&self, set: PairSet, out: &mut ImagePairList<T>) -> Result<(), Error> {
+        let result = self.pairs_into(set, out);
+        if result.is_err() || self.points.is_empty() {
+            // Nothing built, or the last build failed (the grid may hold an older build).
+            out.pairs.clear();
+            out.distances.clear();
+            out.vectors.clear();
+        }
+        result
+    }
+
+    fn pairs_into(&self, set: PairSet, out: &mut ImagePairList<T>) -> Result<(), Error> {
+        if self.points.is_empty() {
+            return Ok(());
+        }
         let ImagePairList {
             pairs,
             distances,
             vectors,
+            order,
+            without_distances,
+            without_vectors,
             candidates,
-            records,
+            blocks,
+            accepted,
         } = out;
-        records.clear();
-        if self.points.is_empty() {
-            // Nothing built, or the last build failed (the grid may hold an older build).
-            pairs.clear();
-            distances.clear();
-            vectors.clear();
-            return Ok(());
+        // Without distances or vectors to report, a pair well inside the cutoff by the grid's
+        // own distance is accepted without the rule: the search radius exceeds the cutoff by
+        // a bound on the difference between the grid's distance and the rule's, so a grid
+        // distance below the cutoff less twice that margin is a rule distance below the
+        // cutoff. Only the pairs in the thin band around the cutoff are decided by the rule.
+        let sure = if *without_distances && *without_vectors {
+            let margin = self.grid.radius().to_f64() - self.cutoff.to_f64();
+            let inner = self.cutoff.to_f64() - 2.0 * margin;
+            (inner > 0.0).then_some(inner * inner)
+        } else {
+            None
+        };
+        if sure.is_some() {
+            self.grid.pairs_with_distances(candidates)?;
+        } else {
+            self.grid.pairs(candidates)?;
         }
-        if let Err(error) = self.grid.pairs(candidates) {
-            pairs.clear();
-            distances.clear();
-            vectors.clear();
-            return Err(error);
-        }
-        let n = self.points.len();
+        let found = candidates.pairs();
+        let grid_distances = candidates.distances_squared();
         let cutoff = self.cutoff.to_f64();
         let limit = cutoff * cutoff;
-        // A member of a grid pair: its point and the shift of its image.
-        let member = |e: u32| -> (u32, [i64; 3]) {
-            match (e as usize).checked_sub(n) {
-                Some(g) => {
-                    let (point, shift) = self.ghosts[g];
-                    (point, shift.map(i64::from))
+        // Pass 1: each block of candidates keeps the indices of those it accepts, in the
+        // grid's order (a block's buffer holds a whole block, so it is allocated once).
+        let block_count = found.len().div_ceil(CANDIDATE_BLOCK);
+        blocks.truncate(block_count);
+        blocks.resize_with(block_count, Vec::new);
+        blocks.par_iter_mut().enumerate().for_each(|(b, kept)| {
+            kept.clear();
+            kept.reserve(CANDIDATE_BLOCK);
+            let start = b * CANDIDATE_BLOCK;
+            let end = found.len().min(start + CANDIDATE_BLOCK);
+            for k in start..end {
+                let Some(pair) = self.canonical(found[k]) else {
+                    continue;
+                };
+                let accepted = match (sure, grid_distances) {
+                    (Some(sure), Some(d2)) if d2[k].to_f64() <= sure => true,
+                    _ => self.rule_distance_squared(pair) <= limit,
+                };
+                if accepted {
+                    kept.push((k - start) as u16);
                 }
-                None => (e, [0; 3]),
             }
+        });
+        let full = set == PairSet::Full;
+        // The pair a kept candidate stands for.
+        let pair_of = |k: usize| {
+            self.canonical(found[k])
+                .expect("a kept candidate is canonical")
         };
-        records.clear();
-        records.par_extend(candidates.pairs().par_iter().with_min_len(1024).filter_map(
-            |&[a, b]| {
-                let ((pa, sa), (pb, sb)) = (member(a), member(b));
-                let (a_original, b_original) = ((a as usize) < n, (b as usize) < n);
-                // Each pair is kept where its first member is an original point: its
-                // other member is then an image `shift` cells away from that point.
-                let (i, j, inner) = match (a_original, b_original) {
-                    (true, true) => (pa.min(pb), pa.max(pb), [0; 3]),
-                    (true, false) => (pa, pb, sb),
-                    (false, true) => (pb, pa, sa),
-                    (false, false) => return None,
-                };
-                // The same pair is also found from its other member (`j, i, -inner`):
-                // keep the canonical one of the two.
-                if i > j || (i == j && !positive_half(inner)) {
-                    return None;
+        match order {
+            PairOrder::Found => {
+                // Pass 2: the outputs straight from the kept candidates, each in one parallel
+                // pass (a full list: the half list, then its mirrors in the same order).
+                write_kept(pairs, blocks, full, pair_of, |k| mirrored(pair_of(k)));
+                distances.clear();
+                if !*without_distances {
+                    let distance = |pair| T::from_f64(self.rule_distance_squared(pair).sqrt());
+                    write_kept(
+                        distances,
+                        blocks,
+                        full,
+                        |k| distance(pair_of(k)),
+                        |k| distance(pair_of(k)),
+                    );
                 }
-                let (ci, cj) = (self.counts[i as usize], self.counts[j as usize]);
-                let shift = std::array::from_fn(|k| inner[k] + ci[k] - cj[k]);
-                let vector = self.pair_vector(i, j, shift);
-                let d2 = (vector[0] * vector[0] + vector[1] * vector[1]) + vector[2] * vector[2];
-                (d2 <= limit).then_some((PeriodicPair { i, j, shift }, vector, d2))
-            },
-        ));
-        if set == PairSet::Full {
-            let half = records.len();
-            records.reserve(half);
-            for k in 0..half {
-                let (pair, _, d2) = records[k];
-                let mirrored = PeriodicPair {
-                    i: pair.j,
-                    j: pair.i,
-                    shift: pair.shift.map(|s| -s),
-                };
-                // The rule's vector from the other side: the negated vector, except that a
-                // zero component is `+0` from both sides. The squared distance is the same.
-                let vector = self.pair_vector(mirrored.i, mirrored.j, mirrored.shift);
-                records.push((mirrored, vector, d2));
+                vectors.clear();
+                if !*without_vectors {
+                    // The rule's vector from each side: the negated vector of the other side,
+                    // except that a zero component is `+0` from both sides.
+                    let vector =
+                        |p: PeriodicPair| self.pair_vector(p.i, p.j, p.shift).map(T::from_f64);
+                    write_kept(
+                        vectors,
+                        blocks,
+                        full,
+                        |k| vector(pair_of(k)),
+                        |k| vector(mirrored(pair_of(k))),
+                    );
+                }
+            }
+            PairOrder::Sorted => {
+                self.sort_accepted(blocks, full, &pair_of, accepted);
+                pairs.clear();
+                pairs.par_extend(
+                    accepted
+                        .par_iter()
+                        .with_min_len(OUTPUT_TASK)
+                        .map(|pair| pair.pair),
+                );
+                distances.clear();
+                if !*without_distances {
+                    distances.par_extend(
+                        accepted
+                            .par_iter()
+                            .with_min_len(OUTPUT_TASK)
+                            .map(|pair| T::from_f64(pair.distance_squared.sqrt())),
+                    );
+                }
+                vectors.clear();
+                if !*without_vectors {
+                    vectors.par_extend(accepted.par_iter().with_min_len(OUTPUT_TASK).map(|pair| {
+                        let p = pair.pair;
+                        self.pair_vector(p.i, p.j, p.shift).map(T::from_f64)
+                    }));
+                }
             }
         }
-        // The keys are unique, so the unstable sort's order is the same for any thread count.
-        records.par_sort_unstable_by_key(|&(pair, _, _)| pair);
-        pairs.clear();
-        distances.clear();
-        vectors.clear();
-        pairs.extend(records.iter().map(|r| r.0));
-        vectors.extend(records.iter().map(|r| r.1.map(T::from_f64)));
-        distances.extend(records.iter().map(|r| T::from_f64(r.2.sqrt())));
         Ok(())
+    }
+
+    /// The pair `(i, j, S)` that the grid's pair `[a, b]` (indices into the points then the
+    /// ghosts) stands for, when it is kept from this side: an original point first, then the
+    /// canonical one of the two sides.
+    #[inline]
+    fn canonical(&self, [a, b]: [u32; 2]) -> Option<PeriodicPair> {
+        let n = self.points.len();
+        let ghost = |e: u32| -> (u32, [i64; 3]) {
+            let (point, shift) = self.ghosts[e as usize - n];
+            (point, shift.map(i64::from))
+        };
+        // Each pair is kept where its first member is an original point: its other member is
+        // then an image `inner` cells away from that point.
+        let (i, j, inner) = match ((a as usize) < n, (b as usize) < n) {
+            (true, true) => (a.min(b), a.max(b), [0; 3]),
+            (true, false) => {
+                let (point, shift) = ghost(b);
+                (a, point, shift)
+            }
+            (false, true) => {
+                let (point, shift) = ghost(a);
+                (b, point, shift)
+            }
+            (false, false) => return None,
+        };
+        // The same pair is also found from its other member (`j, i, -inner`): keep the
+        // canonical one of the two.
+        if i > j || (i == j && !positive_half(inner)) {
+            return None;
+        }
+        let shift = if self.all_inside {
+            inner
+        } else {
+            let (ci, cj) = (self.counts[i as usize], self.counts[j as usize]);
+            std::array::from_fn(|k| inner[k] + ci[k] - cj[k])
+        };
+        Some(PeriodicPair { i, j, shift })
+    }
+
+    /// The rule's squared distance of `pair`, `(D0*D0 + D1*D1) + D2*D2` in `f64`.
+    #[inline]
+    fn rule_distance_squared(&self, pair: PeriodicPair) -> f64 {
+        let d = self.pair_vector(pair.i, pair.j, pair.shift);
+        (d[0] * d[0] + d[1] * d[1]) + d[2] * d[2]
+    }
+
+    /// Gathers the pairs of the kept candidates of `blocks` (and, for a full list, their
+    /// mirrors) with their squared distances into `accepted`, sorted by `(i, j, shift)`: a
+    /// counting sort by `i` (positions handed out by one atomic cursor per point), then each
+    /// point's pairs sorted among themselves. The keys are unique, so the result is the same
+    /// for any thread count.
+    fn sort_accepted(
+        &self,
+        blocks: &[Vec<u16>],
+        full: bool,
+        pair_of: &(impl Fn(usize) -> PeriodicPair + Sync),
+        accepted: &mut Vec<Accepted>,
+    ) {
+        let n = self.points.len();
+        let mut cursors: Vec<AtomicUsize> = Vec::with_capacity(n);
+        cursors.resize_with(n, || AtomicUsize::new(0));
+        blocks.par_iter().enumerate().for_each(|(b, kept)| {
+            for &k in kept {
+                let pair = pair_of(b * CANDIDATE_BLOCK + usize::from(k));
+                cursors[pair.i as usize].fetch_add(1, Ordering::Relaxed);
+                if full {
+                    cursors[pair.j as usize].fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        });
+        let mut start = 0;
+        for cursor in cursors.iter_mut() {
+            let count = *cursor.get_mut();
+            *cursor.get_mut() = start;
+            start += count;
+        }
+        accepted.clear();
+        accepted.resize(start, Accepted::EMPTY);
+        let slots = DisjointSlice::new(accepted);
+        let place = |pair: Accepted| {
+            let at = cursors[pair.pair.i as usize].fetch_add(1, Ordering::Relaxed);
+            // SAFETY: the cursor of point `i` starts at the first position of its range and
+            // was counted above once for every pair placed here, so each `fetch_add` hands out
+            // a distinct position inside the range (in bounds, written by this task alone).
+            unsafe { slots.write(at, pair) };
+        };
+        blocks.par_iter().enumerate().for_each(|(b, kept)| {
+            for &k in kept {
+                let pair = pair_of(b * CANDIDATE_BLOCK + usize::from(k));
+                let record = Accepted {
+                    pair,
+                    distance_squared: self.rule_distance_squared(pair),
+                };
+                place(record);
+                if full {
+                    place(record.mirrored());
+                }
+            }
+        });
+        accepted
+            .par_chunk_by_mut(|a, b| a.pair.i == b.pair.i)
+            .for_each(|row| row.sort_unstable_by_key(|pair| pair.pair));
     }
 
     /// The rule's vector `(x[j] - x[i]) + shift . H`, in `f64`.
@@ -743,6 +984,63 @@ impl<T: Real> AllImagesSearch<T> {
         let moved = self.geometry.shift_vector(shift);
         std::array::from_fn(|c| (xj[c].to_f64() - xi[c].to_f64()) + moved[c])
     }
+}
+
+/// `(j, i, -shift)`: the pair seen from its other member.
+fn mirrored(pair: PeriodicPair) -> PeriodicPair {
+    PeriodicPair {
+        i: pair.j,
+        j: pair.i,
+        shift: pair.shift.map(|s| -s),
+    }
+}
+
+/// Refills `out` with `value(k)` for every kept candidate `k` of `blocks` (`k` the
+/// candidate's index, a block's places counted from `b * CANDIDATE_BLOCK`), block after block,
+/// then (`full`) with `mirror(k)` for each in the same order, written in parallel straight
+/// into the vector's spare capacity (no pass that first fills it with placeholders).
+fn write_kept<V: Send>(
+    out: &mut Vec<V>,
+    blocks: &[Vec<u16>],
+    full: bool,
+    value: impl Fn(usize) -> V + Sync,
+    mirror: impl Fn(usize) -> V + Sync,
+) {
+    let half: usize = blocks.iter().map(Vec::len).sum();
+    let count = if full { 2 * half } else { half };
+    out.clear();
+    out.reserve(count);
+    let (mut first, mut second) = out.spare_capacity_mut()[..count].split_at_mut(half);
+    let mut targets = Vec::with_capacity(blocks.len());
+    for kept in blocks {
+        let (target, tail) = first.split_at_mut(kept.len());
+        first = tail;
+        let mirror_target = if full {
+            let (target, tail) = second.split_at_mut(kept.len());
+            second = tail;
+            target
+        } else {
+            &mut []
+        };
+        targets.push((target, mirror_target));
+    }
+    targets
+        .into_par_iter()
+        .zip(blocks.par_iter())
+        .enumerate()
+        .for_each(|(b, ((target, mirror_target), kept))| {
+            let start = b * CANDIDATE_BLOCK;
+            for (slot, &k) in target.iter_mut().zip(kept) {
+                slot.write(value(start + usize::from(k)));
+            }
+            for (slot, &k) in mirror_target.iter_mut().zip(kept) {
+                slot.write(mirror(start + usize::from(k)));
+            }
+        });
+    // SAFETY: the targets tile the first `count` slots of the spare capacity (each block's
+    // target, and with `full` its mirror target, is as long as the block, and the blocks'
+    // lengths sum to `half`), and the loops above wrote every slot of every target.
+    unsafe { out.set_len(count) }
 }
 
 /// Whether a point's pair with its own image at `shift` (nonzero) is the one a half list

@@ -5,7 +5,7 @@
 
 use hhg_core::Error;
 use hhg_core::periodic::PeriodicPair;
-use hhg_core::triclinic::{AllImagesSearch, ImagePairList, PairSet, TriclinicBox};
+use hhg_core::triclinic::{AllImagesSearch, ImagePairList, PairOrder, PairSet, TriclinicBox};
 use hhg_testkit::{SplitMix64, TestReal, for_both_precisions, in_pool, oracle_all_images_pairs};
 
 /// One search's output: pairs, distances and vectors, widened to `f64` bits.
@@ -78,9 +78,49 @@ fn check<T: TestReal>(name: &str, points: &[[T; 3]], cutoff: T, cell: TriclinicB
             "{what}: distances or vectors differ from the oracle"
         );
         assert!(one == two, "{what}: 1 and 2 threads differ");
+        // The grid's order, without distances and vectors (most pairs then decided by the
+        // grid's own distance): the same pairs once sorted, the same order on any threads.
+        let found_one = in_pool(1, || run_found(points, cutoff, cell, set));
+        let found_two = in_pool(2, || run_found(points, cutoff, cell, set));
+        assert!(
+            found_one == found_two,
+            "{what}: found order differs on 1 and 2 threads"
+        );
+        let mut sorted = found_one.clone();
+        sorted.sort_unstable();
+        assert!(sorted == want.0, "{what}: found order holds other pairs");
+        if set == PairSet::Full {
+            // A full list in the grid's order: the half list, then its mirrors.
+            let half = found_one.len() / 2;
+            for (pair, mirror) in found_one[..half].iter().zip(&found_one[half..]) {
+                assert_eq!(
+                    (mirror.i, mirror.j, mirror.shift),
+                    (pair.j, pair.i, pair.shift.map(|s| -s)),
+                    "{what}: the second half mirrors the first"
+                );
+            }
+        }
         pairs_found = one.0.len();
     }
     pairs_found
+}
+
+/// The pairs in the grid's order, without distances and vectors.
+fn run_found<T: TestReal>(
+    points: &[[T; 3]],
+    cutoff: T,
+    cell: TriclinicBox<T>,
+    set: PairSet,
+) -> Vec<PeriodicPair> {
+    let mut search = AllImagesSearch::new(cutoff, cell).unwrap();
+    search.build(points).unwrap();
+    let mut out = ImagePairList::default();
+    out.set_order(PairOrder::Found);
+    out.set_distances(false);
+    out.set_vectors(false);
+    search.pairs(set, &mut out).unwrap();
+    assert!(out.distances().is_empty() && out.vectors().is_empty());
+    out.pairs().to_vec()
 }
 
 /// A random cell: a diagonal of lengths in `lo..hi` and off-diagonal entries up to `skew`

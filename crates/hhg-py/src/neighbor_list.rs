@@ -1,7 +1,7 @@
 //! `hhg.NeighborList`: vesin's neighbour list interface (`NeighborList(cutoff, full_list)` and
 //! `compute(points, box, periodic, quantities)`) over hhg's grid and all-images search.
 
-use hhg_core::triclinic::{AllImagesSearch, ImagePairList, PairSet, TriclinicBox};
+use hhg_core::triclinic::{AllImagesSearch, ImagePairList, PairOrder, PairSet, TriclinicBox};
 use hhg_core::{Error, Grid, NeighborLists, PairList};
 use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -51,12 +51,16 @@ enum Source<'a> {
     Pairs {
         pairs: &'a [[u32; 2]],
         points: &'a [[f64; 3]],
+        /// The engine's squared distances, when `d` was asked for.
+        distances_squared: Option<&'a [f64]>,
     },
     /// Open cell, full list: the grid's lists, with the row of each entry.
     Lists {
         rows: &'a [u32],
         indices: &'a [u32],
         points: &'a [[f64; 3]],
+        /// The engine's squared distances, when `d` was asked for.
+        distances_squared: Option<&'a [f64]>,
     },
     /// Periodic cell: the all-images search's pairs with their shifts, vectors and distances.
     Images { list: &'a ImagePairList<f64> },
@@ -108,6 +112,15 @@ impl Source<'_> {
     fn distance(&self, e: usize) -> f64 {
         match self {
             Source::Images { list } => list.distances()[e],
+            // The engine's squared distance is the same formula on the same coordinates.
+            Source::Pairs {
+                distances_squared: Some(d2),
+                ..
+            }
+            | Source::Lists {
+                distances_squared: Some(d2),
+                ..
+            } => d2[e].sqrt(),
             _ => {
                 let v = self.vector(e);
                 ((v[0] * v[0] + v[1] * v[1]) + v[2] * v[2]).sqrt()
@@ -168,10 +181,22 @@ fn entry_rows(offsets: &[usize]) -> Vec<u32> {
 fn assemble(source: &Source<'_>, wanted: &str, output_f32: bool) -> Result<Outputs, String> {
     let n = source.len();
     let mut out = Outputs::default();
-    if wanted.contains('i') {
+    if wanted.contains('i') && wanted.contains('j') {
+        // One pass reads each pair once for both columns.
+        let (mut i, mut j) = (Vec::new(), Vec::new());
+        (0..n)
+            .into_par_iter()
+            .with_min_len(MIN_TASK)
+            .map(|e| {
+                let (i, j) = source.ij(e);
+                (u64::from(i), u64::from(j))
+            })
+            .unzip_into_vecs(&mut i, &mut j);
+        out.i = Some(i);
+        out.j = Some(j);
+    } else if wanted.contains('i') {
         out.i = Some(collect(n, |e| u64::from(source.ij(e).0)));
-    }
-    if wanted.contains('j') {
+    } else if wanted.contains('j') {
         out.j = Some(collect(n, |e| u64::from(source.ij(e).1)));
     }
     if wanted.contains('P') {
@@ -356,9 +381,18 @@ impl NeighborList {
             ..
         } = self;
         let outputs = threads::run(py, n_threads, || -> Result<Outputs, PyErrText> {
+            let with_distances = quantities.contains('d');
             if periodic_any {
                 let search = images.as_mut().expect("the search was made above");
                 search.build(points)?;
+                // Only what `quantities` asks for, and the sort only when `sorted` asks.
+                image_pairs.set_order(if sorted {
+                    PairOrder::Sorted
+                } else {
+                    PairOrder::Found
+                });
+                image_pairs.set_distances(with_distances);
+                image_pairs.set_vectors(quantities.contains('D'));
                 let set = if full { PairSet::Full } else { PairSet::Half };
                 search.pairs(set, image_pairs)?;
                 let source = Source::Images { list: image_pairs };
@@ -366,16 +400,27 @@ impl NeighborList {
             }
             grid.build(points)?;
             if full {
-                grid.neighbor_lists(lists)?;
+                if with_distances {
+                    grid.neighbor_lists_with_distances(lists)?;
+                } else {
+                    grid.neighbor_lists(lists)?;
+                }
                 let rows = entry_rows(lists.offsets());
                 let source = Source::Lists {
                     rows: &rows,
                     indices: lists.indices(),
                     points,
+                    distances_squared: lists.distances_squared(),
                 };
                 return Ok(assemble(&source, quantities, output_f32)?);
             }
-            grid.pairs(pairs)?;
+            // Sorted pairs lose their place beside the engine's distances: their distances
+            // are computed again from the points.
+            if with_distances && !sorted {
+                grid.pairs_with_distances(pairs)?;
+            } else {
+                grid.pairs(pairs)?;
+            }
             let mut sorted_pairs = Vec::new();
             let pair_slice = if sorted {
                 sorted_pairs.extend_from_slice(pairs.pairs());
@@ -387,6 +432,11 @@ impl NeighborList {
             let source = Source::Pairs {
                 pairs: pair_slice,
                 points,
+                distances_squared: if sorted {
+                    None
+                } else {
+                    pairs.distances_squared()
+                },
             };
             Ok(assemble(&source, quantities, output_f32)?)
         })?

@@ -62,15 +62,19 @@ pub enum PyPeer {
     Scipy,
     /// matscipy's `neighbour_list` (cell lists, C).
     Matscipy,
+    /// hhg's own Python package (`crates/hhg-py`): the Rust engine's calls through the
+    /// binding (open), or its vesin-compatible `NeighborList` (periodic box).
+    HhgPython,
 }
 
 impl PyPeer {
     /// All Python peers.
-    pub const ALL: [PyPeer; 4] = [
+    pub const ALL: [PyPeer; 5] = [
         PyPeer::Vesin,
         PyPeer::Freud,
         PyPeer::Scipy,
         PyPeer::Matscipy,
+        PyPeer::HhgPython,
     ];
 
     /// The peer's name, as the script reports it.
@@ -80,6 +84,7 @@ impl PyPeer {
             PyPeer::Freud => "freud",
             PyPeer::Scipy => "scipy",
             PyPeer::Matscipy => "matscipy",
+            PyPeer::HhgPython => "hhg-python",
         }
     }
 }
@@ -306,7 +311,7 @@ impl FromStr for Engine {
             .ok_or_else(|| {
                 format!(
                     "unknown engine `{s}` (expected hhg, hhg-cellorder, kiddo, rstar, brute, \
-                     vesin, freud, scipy or matscipy)"
+                     vesin, freud, scipy, matscipy or hhg-python)"
                 )
             })
     }

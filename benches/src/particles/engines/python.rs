@@ -1,6 +1,7 @@
-//! The Python peers: `benches/python/peers.py` runs vesin, freud, scipy's cKDTree and matscipy
-//! on a point file and answers with the JSON lines of `hhg-bench --points FILE --radius R
-//! --json` (one per engine, plus `{"engine": ..., "skipped": reason}` for a missing package).
+//! The Python peers: `benches/python/peers.py` runs vesin, freud, scipy's cKDTree, matscipy and
+//! hhg's own Python package (hhg-python) on a point file and answers with the JSON lines of
+//! `hhg-bench --points FILE --radius R --json` (one per engine, plus
+//! `{"engine": ..., "skipped": reason}` for a missing package).
 //!
 //! The bench writes the points of a case to a temporary raw `f32` file, runs the script with
 //! `python3` (or `$HHG_BENCH_PYTHON`), and turns every JSON line into a [`Record`]. Without
