@@ -329,13 +329,22 @@ fn migration(world: &SimpleCommunicator) -> Check {
     let mut single_pairs = PeriodicPairList::default();
     let mut crossed_total = 0u64;
     for step in 0..6 {
+        // At step 3 every particle is squeezed into the lowest quarter along x: the ranks
+        // whose boxes lie elsewhere empty, and the migration must cut the boxes anew.
+        let squeeze = step == 3;
+        let motion = |p: [f64; 3], v: [f64; 3]| -> [f64; 3] {
+            if squeeze {
+                [p[0] * 0.25, p[1], p[2]]
+            } else {
+                std::array::from_fn(|a| p[a] + v[a])
+            }
+        };
         if step > 0 {
             for (p, v) in positions.iter_mut().zip(&local_velocities) {
-                *p = std::array::from_fn(|a| p[a] + v[a]);
+                *p = motion(*p, *v);
             }
             for (p, v) in expected_positions.iter_mut().zip(&velocities) {
-                let moved = std::array::from_fn(|a| p[a] + v[a]);
-                *p = domain.wrap(moved).map_err(|e| e.to_string())?.0;
+                *p = domain.wrap(motion(*p, *v)).map_err(|e| e.to_string())?.0;
             }
         }
         let stats = search
@@ -353,6 +362,9 @@ fn migration(world: &SimpleCommunicator) -> Check {
                 format!("step {step}: no particle changed rank")
             })?;
         }
+        ensure(!squeeze || world.size() == 1 || stats.rebalanced, || {
+            format!("step {step}: all particles in a quarter of the box, and no rebalance")
+        })?;
         let imbalance = search.imbalance(positions.len());
         ensure(imbalance <= search.rebalance_threshold() + 1e-9, || {
             format!("step {step}: imbalance {imbalance} past the threshold after migration")
