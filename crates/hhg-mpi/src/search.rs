@@ -9,6 +9,7 @@ use hhg_core::{Grid, NeighborLists, PairList, Real};
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
+use rayon::prelude::*;
 
 use crate::column::{Column, retain_by_mask};
 use crate::decomposition::{Bounds, Decomposition};
@@ -358,13 +359,7 @@ impl<T: Real + Pod> DistributedSearch<T> {
         columns: &[&mut dyn Column],
     ) -> Result<(), Error> {
         let n = positions.len();
-        if ids.len() != n {
-            return Err(Error::LengthMismatch {
-                what: "the global ids".into(),
-                expected: n,
-                found: ids.len(),
-            });
-        }
+        check_ids(n, ids)?;
         for (c, column) in columns.iter().enumerate() {
             if column.len() != n {
                 return Err(Error::LengthMismatch {
@@ -375,16 +370,7 @@ impl<T: Real + Pod> DistributedSearch<T> {
             }
         }
         for (index, p) in positions.iter_mut().enumerate() {
-            for axis in 0..3 {
-                if !p[axis].is_finite() {
-                    return Err(Error::NonFinite {
-                        index,
-                        id: ids[index],
-                        axis,
-                        value: p[axis].to_f64(),
-                    });
-                }
-            }
+            check_finite(index, ids[index], p.map(|x| x.to_f64()))?;
             if let Some(domain) = &self.domain {
                 let (wrapped, _) = domain.wrap(*p).map_err(|e| {
                     Error::Invalid(format!("particle {index} (global id {}): {e}", ids[index]))
@@ -642,26 +628,11 @@ impl<T: Real + Pod> DistributedSearch<T> {
 
     fn check_owned(&self, positions: &[[T; 3]], ids: &[u64]) -> Result<(), Error> {
         let decomposition = self.decomposition.as_ref().ok_or(Error::NotDecomposed)?;
-        if ids.len() != positions.len() {
-            return Err(Error::LengthMismatch {
-                what: "the global ids".into(),
-                expected: positions.len(),
-                found: ids.len(),
-            });
-        }
+        check_ids(positions.len(), ids)?;
         let mine = decomposition.bounds(self.rank);
         for (index, p) in positions.iter().enumerate() {
             let q = p.map(|x| x.to_f64());
-            for axis in 0..3 {
-                if !q[axis].is_finite() {
-                    return Err(Error::NonFinite {
-                        index,
-                        id: ids[index],
-                        axis,
-                        value: q[axis],
-                    });
-                }
-            }
+            check_finite(index, ids[index], q)?;
             if !mine.contains(q) {
                 return Err(Error::NotOwned {
                     index,
@@ -680,11 +651,12 @@ impl<T: Real + Pod> DistributedSearch<T> {
         let decomposition = self.decomposition.as_ref().expect("checked by update");
         let mine = *decomposition.bounds(self.rank);
         let reach2 = self.reach * self.reach;
-        // Only particles within reach of their own box's faces can be anyone's ghost.
-        let border: Vec<u32> = (0..self.local_positions.len() as u32)
-            .filter(|&i| {
-                mine.depth_of(self.local_positions[i as usize].map(|x| x.to_f64())) <= self.reach
-            })
+        // Only particles within reach of their own box's faces can be anyone's ghost. Both
+        // selections run in parallel and keep the particles' order (rayon's collect does).
+        let (positions, domain, reach) = (&self.local_positions, &self.domain, self.reach);
+        let border: Vec<u32> = (0..positions.len() as u32)
+            .into_par_iter()
+            .filter(|&i| mine.depth_of(positions[i as usize].map(|x| x.to_f64())) <= reach)
             .collect();
         let mut messages: Vec<Vec<u8>> = Vec::with_capacity(self.neighbours.len());
         self.send_lists.clear();
@@ -696,13 +668,15 @@ impl<T: Real + Pod> DistributedSearch<T> {
             message.extend_from_slice(&(neighbour.shifts_out.len() as u64).to_le_bytes());
             for &shift in &neighbour.shifts_out {
                 let first = sent.len();
-                for &i in &border {
-                    let p = self.local_positions[i as usize];
-                    let image = self.image(p, shift);
-                    if theirs.distance_squared_to(image.map(|x| x.to_f64())) <= reach2 {
-                        sent.push(i);
-                    }
-                }
+                let selected: Vec<u32> = border
+                    .par_iter()
+                    .copied()
+                    .filter(|&i| {
+                        let p = image(domain, positions[i as usize], shift);
+                        theirs.distance_squared_to(p.map(|x| x.to_f64())) <= reach2
+                    })
+                    .collect();
+                sent.extend_from_slice(&selected);
                 for s in shift {
                     message.extend_from_slice(&s.to_le_bytes());
                 }
@@ -738,14 +712,6 @@ impl<T: Real + Pod> DistributedSearch<T> {
         self.halo_stats = stats;
     }
 
-    /// The image of `p` moved by `shift` box lengths, as hhg-core computes it.
-    fn image(&self, p: [T; 3], shift: [i64; 3]) -> [T; 3] {
-        match &self.domain {
-            Some(domain) => domain.shifted(p, shift),
-            None => p,
-        }
-    }
-
     fn parse_halo_message(&mut self, rank: usize, message: &[u8]) {
         let mut reader = Reader { bytes: message };
         let segments = reader.u64();
@@ -755,7 +721,7 @@ impl<T: Real + Pod> DistributedSearch<T> {
             for _ in 0..count {
                 let id = reader.u64();
                 let p: [T; 3] = bytemuck::pod_read_unaligned(reader.take(size_of::<[T; 3]>()));
-                self.ghosts.positions.push(self.image(p, shift));
+                self.ghosts.positions.push(image(&self.domain, p, shift));
                 self.ghosts.unshifted.push(p);
                 self.ghosts.shifts.push(shift);
                 self.ghosts.origins.push(GhostOrigin { rank, id });
@@ -888,6 +854,40 @@ impl<T: Real + Pod> DistributedSearch<T> {
             );
         }
         Ok(())
+    }
+}
+
+/// Refuses ids of another length than the positions.
+fn check_ids(particles: usize, ids: &[u64]) -> Result<(), Error> {
+    if ids.len() == particles {
+        return Ok(());
+    }
+    Err(Error::LengthMismatch {
+        what: "the global ids".into(),
+        expected: particles,
+        found: ids.len(),
+    })
+}
+
+/// Refuses a non-finite coordinate of particle `index`, naming it.
+fn check_finite(index: usize, id: u64, p: [f64; 3]) -> Result<(), Error> {
+    match (0..3).find(|&axis| !p[axis].is_finite()) {
+        None => Ok(()),
+        Some(axis) => Err(Error::NonFinite {
+            index,
+            id,
+            axis,
+            value: p[axis],
+        }),
+    }
+}
+
+/// The image of `p` moved by `shift` box lengths, as hhg-core computes it (`p` itself in
+/// open space).
+fn image<T: Real>(domain: &Option<PeriodicBox<T>>, p: [T; 3], shift: [i64; 3]) -> [T; 3] {
+    match domain {
+        Some(domain) => domain.shifted(p, shift),
+        None => p,
     }
 }
 

@@ -329,12 +329,13 @@ fn migration(world: &SimpleCommunicator) -> Check {
     let mut single_pairs = PeriodicPairList::default();
     let mut crossed_total = 0u64;
     for step in 0..6 {
-        // At step 3 every particle is squeezed into the lowest quarter along x: the ranks
-        // whose boxes lie elsewhere empty, and the migration must cut the boxes anew.
+        // At step 3 every particle is squeezed into the lowest corner (a quarter of the box
+        // on each axis): the ranks whose boxes lie elsewhere empty, and the migration must
+        // cut the boxes anew.
         let squeeze = step == 3;
         let motion = |p: [f64; 3], v: [f64; 3]| -> [f64; 3] {
             if squeeze {
-                [p[0] * 0.25, p[1], p[2]]
+                p.map(|x| x * 0.25)
             } else {
                 std::array::from_fn(|a| p[a] + v[a])
             }
@@ -363,7 +364,7 @@ fn migration(world: &SimpleCommunicator) -> Check {
             })?;
         }
         ensure(!squeeze || world.size() == 1 || stats.rebalanced, || {
-            format!("step {step}: all particles in a quarter of the box, and no rebalance")
+            format!("step {step}: all particles in a corner of the box, and no rebalance")
         })?;
         let imbalance = search.imbalance(positions.len());
         ensure(imbalance <= search.rebalance_threshold() + 1e-9, || {
