@@ -139,10 +139,33 @@ fn check_open<T: Real + bytemuck::Pod>(
         format!("{what}: the scene has no pairs, the check cannot fail")
     })?;
 
-    // Lists: each local particle's list in global ids equals its single-process list.
     let mut single_lists = NeighborLists::default();
     grid.neighbor_lists(&mut single_lists)
         .map_err(|e| e.to_string())?;
+    compare_lists(what, &mut search, &single_lists)?;
+
+    // Ghost values: the ids sent along the halo come back as the ghosts' origins.
+    let local_ids: Vec<u64> = (0..search.local_count())
+        .map(|i| search.global_id(i))
+        .collect();
+    let mut ghost_ids = Vec::new();
+    search
+        .exchange_ghost_values(&local_ids, &mut ghost_ids)
+        .map_err(|e| e.to_string())?;
+    let expected: Vec<u64> = (0..search.ghost_count())
+        .map(|g| search.ghost_origin(g).id)
+        .collect();
+    ensure(ghost_ids == expected, || {
+        format!("{what}: the exchanged ghost values differ from the ghosts' ids")
+    })
+}
+
+/// Each local particle's distributed list, in global ids, equals its single-process list.
+fn compare_lists<T: Real + bytemuck::Pod>(
+    what: &str,
+    search: &mut DistributedSearch<T>,
+    single_lists: &NeighborLists<T>,
+) -> Check {
     let mut lists = DistributedLists::default();
     search
         .neighbor_lists(&mut lists)
@@ -171,21 +194,7 @@ fn check_open<T: Real + bytemuck::Pod>(
             format!("{what}: the list of particle {id} is {got:?}, expected {expected:?}")
         })?;
     }
-
-    // Ghost values: the ids sent along the halo come back as the ghosts' origins.
-    let local_ids: Vec<u64> = (0..search.local_count())
-        .map(|i| search.global_id(i))
-        .collect();
-    let mut ghost_ids = Vec::new();
-    search
-        .exchange_ghost_values(&local_ids, &mut ghost_ids)
-        .map_err(|e| e.to_string())?;
-    let expected: Vec<u64> = (0..search.ghost_count())
-        .map(|g| search.ghost_origin(g).id)
-        .collect();
-    ensure(ghost_ids == expected, || {
-        format!("{what}: the exchanged ghost values differ from the ghosts' ids")
-    })
+    Ok(())
 }
 
 fn check_periodic<T: Real + bytemuck::Pod>(
@@ -202,9 +211,14 @@ fn check_periodic<T: Real + bytemuck::Pod>(
         lengths: domain.lengths.map(T::from_f64),
         periodic: domain.periodic,
     };
-    let (pairs, _) = distributed_pairs(world, &cloud, radius, Some(domain))?;
+    let (pairs, mut search) = distributed_pairs(world, &cloud, radius, Some(domain))?;
     let mut single = PeriodicSearch::new(radius, domain).map_err(|e| e.to_string())?;
     single.build(&cloud).map_err(|e| e.to_string())?;
+    let mut single_lists = NeighborLists::default();
+    single
+        .neighbor_lists(&mut single_lists)
+        .map_err(|e| e.to_string())?;
+    compare_lists(what, &mut search, &single_lists)?;
     let mut out = PeriodicPairList::default();
     single.pairs(&mut out).map_err(|e| e.to_string())?;
     let mut expected: Vec<[u64; 2]> = out
