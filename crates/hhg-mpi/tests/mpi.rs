@@ -314,14 +314,30 @@ fn pair_scenes(world: &SimpleCommunicator) -> Check {
     )
 }
 
+fn migration_periodic(world: &SimpleCommunicator) -> Check {
+    migration(world, [true; 3])
+}
+
+fn migration_open(world: &SimpleCommunicator) -> Check {
+    migration(world, [false; 3])
+}
+
 /// Particles with velocities of up to a third of the box move for several steps in a
-/// periodic box; each step they are migrated with their masses and velocities. Every
-/// particle must arrive exactly once with its mass and velocity bit for bit, its position as
-/// a single process computes it, and the pairs must match the single-process search.
-fn migration(world: &SimpleCommunicator) -> Check {
+/// periodic box (or from it into open space, where no axis is periodic); each step they are
+/// migrated with their masses and velocities. Every particle must arrive exactly once with
+/// its mass and velocity bit for bit, its position as a single process computes it, and the
+/// pairs must match the single-process search.
+fn migration(world: &SimpleCommunicator, periodic: [bool; 3]) -> Check {
     let mut rng = SplitMix64::new(0x000d_15c0);
     let n = 2000;
-    let domain = PeriodicBox::cubic([0.0; 3], [6.0; 3]);
+    let domain = PeriodicBox {
+        origin: [0.0; 3],
+        lengths: [6.0; 3],
+        periodic,
+    };
+    // Open space is the distributed search without a box; the single process's search on a
+    // box with no periodic axis is the plain search (its wrap leaves every point as it is).
+    let distributed_domain = periodic.contains(&true).then_some(domain);
     let radius = 0.6;
     let mut expected_positions = uniform_box(&mut rng, n, [0.0; 3], [6.0; 3]);
     let velocities: Vec<[f64; 3]> = (0..n)
@@ -338,7 +354,7 @@ fn migration(world: &SimpleCommunicator) -> Check {
     let mut local_masses = masses[mine.clone()].to_vec();
     let mut local_velocities = velocities[mine].to_vec();
     let mut search =
-        DistributedSearch::new(world, radius, Some(domain)).map_err(|e| e.to_string())?;
+        DistributedSearch::new(world, radius, distributed_domain).map_err(|e| e.to_string())?;
     let mut single = PeriodicSearch::new(radius, domain).map_err(|e| e.to_string())?;
     let mut single_pairs = PeriodicPairList::default();
     let mut crossed_total = 0u64;
@@ -554,9 +570,10 @@ fn write_points_fixture(world: &SimpleCommunicator) -> Check {
 fn main() -> ExitCode {
     let universe = mpi::initialize().expect("MPI initialises once");
     let world = universe.world();
-    let checks: [(&str, CheckFn); 4] = [
+    let checks: [(&str, CheckFn); 5] = [
         ("pairs and lists on every scene", pair_scenes),
-        ("migration every step", migration),
+        ("migration every step, periodic", migration_periodic),
+        ("migration every step, open space", migration_open),
         ("bad input", bad_input),
         ("the points client's fixture", write_points_fixture),
     ];
