@@ -1,0 +1,49 @@
+//! hhg-mpi: distributed fixed-radius neighbour search on MPI (rsmpi over Open MPI).
+//!
+//! Particles are spread over the ranks of a communicator. Each rank owns a box of space
+//! ([`Decomposition`], recursive coordinate bisection balanced by particle count), holds the
+//! particles inside it, and receives as *ghosts* the particles of other ranks (and the
+//! periodic images of any particle) within the search radius of its box: the *halo*. The
+//! search itself is hhg-core's [`hhg_core::Grid`] over local and ghost particles, so a
+//! distributed search finds exactly the pairs of the single-process search, decided by the
+//! same predicate on the same coordinates.
+//!
+//! A time step of a solver:
+//!
+//! ```text
+//! let mut search = DistributedSearch::new(&world, radius, None)?;
+//! loop {
+//!     // move the particles ...
+//!     search.migrate(&mut positions, &mut ids, &mut [&mut velocities, &mut masses])?;
+//!     search.update(&positions, &ids)?;            // halo exchange + grid build
+//!     search.neighbor_lists(&mut lists)?;           // or search.pairs(&mut pairs)
+//!     search.exchange_ghost_values(&densities, &mut ghost_densities)?;
+//!     // sum over lists.neighbors(i): j < local_count() is local, else ghost j - local_count()
+//! }
+//! ```
+//!
+//! See docs/distributed.md in the repository for the design, the measured halo volumes and
+//! a model at scale.
+
+mod column;
+mod decomposition;
+mod error;
+mod search;
+
+pub use column::Column;
+pub use decomposition::{Bounds, Decomposition};
+pub use error::Error;
+pub use search::{
+    DEFAULT_REBALANCE_THRESHOLD, DistributedLists, DistributedSearch, GhostOrigin, HaloStats,
+    MigrationStats, Timings,
+};
+
+/// The checksum of a pair set in the points client and the tests: `sum (i + j)` modulo the
+/// Mersenne prime `2^61 - 1`.
+pub const CHECKSUM_MODULUS: u64 = (1 << 61) - 1;
+
+/// Adds the pair `(i, j)` to a checksum modulo [`CHECKSUM_MODULUS`].
+pub fn checksum_add(sum: u64, i: u64, j: u64) -> u64 {
+    let term = (u128::from(i) + u128::from(j)) % u128::from(CHECKSUM_MODULUS);
+    ((u128::from(sum) + term) % u128::from(CHECKSUM_MODULUS)) as u64
+}
