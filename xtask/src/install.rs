@@ -330,7 +330,10 @@ mod tests {
             })
         );
         assert_eq!(
-            plan_install(args(&["--prefix", "/p", "--no-build", "--profile", "test"]), here),
+            plan_install(
+                args(&["--prefix", "/p", "--no-build", "--profile", "test"]),
+                here
+            ),
             Ok(InstallPlan {
                 prefix: PathBuf::from("/p"),
                 profile: "test".into(),
