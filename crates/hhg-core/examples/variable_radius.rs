@@ -2,12 +2,13 @@
 //! points uniform in a cube with radii log-uniform over a given spread, for profiling with
 //! `valgrind --tool=callgrind`, whose instruction counts do not depend on the machine's load.
 //!
-//! `cargo run --release -p hhg-core --example variable_radius -- [n] [spread] [max|mean] [steps]`
+//! `cargo run --release -p hhg-core --example variable_radius -- [n] [spread] [max|mean] [steps]
+//! [hierarchy factor]`
 
 use std::time::Instant;
 
 use hhg_core::NeighborLists;
-use hhg_core::broad::{RadiusRule, VariableRadiusSearch};
+use hhg_core::broad::{BroadPhaseConfig, RadiusRule, VariableRadiusSearch};
 
 /// The mean neighbour count the cube is sized for, as in the bench's `variable` scene.
 const NEIGHBORS: f64 = 40.0;
@@ -31,6 +32,9 @@ fn main() {
         _ => RadiusRule::Max,
     };
     let steps: usize = args.get(4).map_or(1, |s| s.parse().expect("steps"));
+    let factor: f64 = args
+        .get(5)
+        .map_or(2.0, |s| s.parse().expect("hierarchy factor"));
     let mut state = 7u64;
     let radii: Vec<f32> = (0..n)
         .map(|_| (0.25 * spread.powf(next_unit(&mut state))) as f32)
@@ -51,6 +55,12 @@ fn main() {
         .map(|_| [0; 3].map(|_| (next_unit(&mut state) * side) as f32))
         .collect();
     let mut search = VariableRadiusSearch::new(rule);
+    search
+        .set_config(BroadPhaseConfig {
+            hierarchy_factor: factor,
+            ..BroadPhaseConfig::default()
+        })
+        .expect("hierarchy factor");
     let mut lists = NeighborLists::default();
     for _ in 0..steps {
         let start = Instant::now();
@@ -59,7 +69,8 @@ fn main() {
         search.neighbor_lists(&mut lists).expect("lists");
         let total = start.elapsed();
         println!(
-            "n {n} spread {spread} {rule:?}: build {:.2} ms, build + lists {:.2} ms, {} entries ({:.1} per point)",
+            "n {n} spread {spread} {rule:?} factor {factor} ({} levels): build {:.2} ms, build + lists {:.2} ms, {} entries ({:.1} per point)",
+            search.levels().len(),
             built.as_secs_f64() * 1e3,
             total.as_secs_f64() * 1e3,
             lists.indices().len(),

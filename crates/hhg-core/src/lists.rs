@@ -104,12 +104,10 @@ impl<T: Real> Clone for ImageLists<T> {
 }
 
 /// Scratch of the conversion of unique pairs into lists: the pairs of a search that finds
-/// pairs first, and the counting sort's keys, order and buffers.
+/// pairs first, and the counting sort's buffers.
 #[derive(Debug, Default)]
 pub(crate) struct FromPairs<T: Real> {
     pub(crate) pairs: crate::pairs::PairList<T>,
-    keys: Vec<u32>,
-    order: Vec<u32>,
     sort: crate::sort::SortScratch,
 }
 
@@ -470,41 +468,24 @@ impl<T: Real> NeighborLists<T> {
         }
         let total = pairs.len().saturating_mul(2);
         check_cap("list entries", total, self.cap())?;
-        let mut from_pairs = std::mem::take(&mut self.from_pairs);
-        let FromPairs {
-            keys, order, sort, ..
-        } = &mut from_pairs;
         self.has_distances = false;
         self.distances.clear();
-        keys.clear();
-        try_reserve_total(keys, total, "the sort keys of the lists")?;
-        try_reserve_total(order, total, "the sort order of the lists")?;
-        keys.extend(pairs.iter().map(|p| p[0]));
-        keys.extend(pairs.iter().map(|p| p[1]));
-        let mut starts = std::mem::take(&mut self.scan_starts);
-        crate::sort::counting_sort(keys, n, &mut starts, order, sort);
-        debug_assert_eq!(total, keys.len());
         self.indices.clear();
-        try_resize(&mut self.indices, total, 0, "the list entries")?;
-        let half = pairs.len();
-        self.indices
-            .par_chunks_mut(1 << 14)
-            .zip(order.par_chunks(1 << 14))
-            .for_each(|(out, order)| {
-                for (slot, &k) in out.iter_mut().zip(order) {
-                    let k = k as usize;
-                    *slot = if k < half {
-                        pairs[k][1]
-                    } else {
-                        pairs[k - half][0]
-                    };
-                }
-            });
+        // The counting sort grows the entries to `total` inside this reservation.
+        try_reserve_total(&mut self.indices, total, "the list entries")?;
+        let mut starts = std::mem::take(&mut self.scan_starts);
+        crate::sort::pair_partners(
+            pairs,
+            n,
+            &mut starts,
+            &mut self.indices,
+            &mut self.from_pairs.sort,
+        );
+        debug_assert_eq!(total, self.indices.len());
         self.offsets.clear();
         self.offsets.extend(starts.iter().map(|&s| s as usize));
         self.sort_each_list();
         self.scan_starts = starts;
-        self.from_pairs = from_pairs;
         Ok(())
     }
 
