@@ -503,19 +503,23 @@ mod tests {
         }
     }
 
+    /// A xorshift generator from `seed`: the tests' random keys.
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
     /// `pair_partners` gives each object the partners of its pairs, on each path of the
     /// counting sort: ends in random order (one table, and two passes by group for
     /// `GROUPED_MIN_BUCKETS` objects and more), ends that ascend (the identity shortcut), an
     /// object paired with itself, and no pair; with 1 and 4 threads.
     #[test]
     fn pair_partners_lists_both_ends() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         let random = |objects: usize, count: usize, next: &mut dyn FnMut() -> u64| {
             (0..count)
                 .map(|_| [0; 2].map(|_| (next() % objects as u64) as u32))
@@ -591,13 +595,7 @@ mod tests {
     /// and a partial last group, and with no key at all.
     #[test]
     fn sorts_random_and_ascending_keys() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         const { assert!(GROUPED_MIN_BUCKETS <= 1 << 19) };
         let cases: [(usize, usize); 10] = [
             (1, 1),
