@@ -1,6 +1,6 @@
 //! Seeded, deterministic benchmark scenes: uniform, SPH dam break, Gaussian clusters, a thin
-//! sheet, a cube with one far outlier, particles whose radii spread over 8x, and a frame of
-//! hhg-sph's dam-break simulation.
+//! sheet, a cube with one far outlier, particles whose radii spread over 8x or 100x, and a
+//! frame of hhg-sph's dam-break simulation.
 //!
 //! Every fixed-radius scene but `sph` uses the search radius [`RADIUS`]; `sph` searches within
 //! its kernel support ([`sph_radius`]) and the variable-radius scene gives each particle its
@@ -49,7 +49,11 @@ pub const VARIABLE_MIN_RADIUS: f32 = 0.25;
 /// The largest radius of the variable-radius scene: 8 times the smallest.
 pub const VARIABLE_MAX_RADIUS: f32 = 2.0;
 
-/// The mean neighbour count the variable-radius scene is tuned for (rule `max(ri, rj)`).
+/// The smallest radius of the `variable100` scene: its largest, [`VARIABLE_MAX_RADIUS`], is
+/// 100 times larger.
+pub const VARIABLE100_MIN_RADIUS: f32 = 0.02;
+
+/// The mean neighbour count the variable-radius scenes are tuned for (rule `max(ri, rj)`).
 pub const VARIABLE_NEIGHBORS: f64 = 40.0;
 
 /// The solver steps hhg-sph's dam break runs before the `sph` scene takes its frame.
@@ -101,8 +105,12 @@ pub enum Scene {
     /// every scene, the points come shuffled (the `sph-random` case);
     /// [`SceneData::solver_order`] holds the solver's numbering, which the runner measures as
     /// the `sph-solver` case. The simulation itself has no randomness: the seed only draws the
-    /// shuffle. Declared last so that the other scenes keep their seeds.
+    /// shuffle. Declared after the older scenes so that they keep their seeds.
     Sph,
+    /// Like [`Scene::Variable`] with radii log-uniform over 100x, [`VARIABLE100_MIN_RADIUS`]
+    /// to [`VARIABLE_MAX_RADIUS`] (seven levels of the hierarchy instead of four). Declared
+    /// last so that the other scenes keep their seeds.
+    Variable100,
 }
 
 /// The points of a generated scene and its radius rule.
@@ -126,7 +134,7 @@ pub struct SceneData {
 
 impl Scene {
     /// All scenes, in the order the runner uses.
-    pub const ALL: [Scene; 8] = [
+    pub const ALL: [Scene; 9] = [
         Scene::Uniform,
         Scene::Dambreak,
         Scene::Clustered,
@@ -134,6 +142,7 @@ impl Scene {
         Scene::Outlier,
         Scene::Periodic,
         Scene::Variable,
+        Scene::Variable100,
         Scene::Sph,
     ];
 
@@ -150,6 +159,7 @@ impl Scene {
             Scene::Outlier => "outlier",
             Scene::Periodic => "periodic",
             Scene::Variable => "variable",
+            Scene::Variable100 => "variable100",
             Scene::Sph => "sph",
         }
     }
@@ -172,14 +182,24 @@ impl Scene {
 
     /// Whether the points have radii of their own.
     pub fn is_variable(self) -> bool {
-        self == Scene::Variable
+        matches!(self, Scene::Variable | Scene::Variable100)
+    }
+
+    /// The smallest radius of a variable-radius scene (its largest is
+    /// [`VARIABLE_MAX_RADIUS`]), `None` for fixed-radius scenes.
+    pub fn min_radius(self) -> Option<f32> {
+        match self {
+            Scene::Variable => Some(VARIABLE_MIN_RADIUS),
+            Scene::Variable100 => Some(VARIABLE100_MIN_RADIUS),
+            _ => None,
+        }
     }
 
     /// The search radius of a fixed-radius scene of about `n` points (only that of `sph`
     /// depends on `n`); the largest radius of the variable one.
     pub fn radius(self, n: usize) -> f32 {
         match self {
-            Scene::Variable => VARIABLE_MAX_RADIUS,
+            Scene::Variable | Scene::Variable100 => VARIABLE_MAX_RADIUS,
             Scene::Sph => sph_radius(n),
             _ => RADIUS,
         }
@@ -192,8 +212,8 @@ impl Scene {
     /// If hhg-sph's dam break of the `sph` scene fails (the simulation blew up, or too many
     /// particles for the search).
     pub fn data(self, n: usize, seed: u64) -> SceneData {
-        if self.is_variable() {
-            let (points, radii) = variable(n, &mut Rng::new(seed));
+        if let Some(min_radius) = self.min_radius() {
+            let (points, radii) = variable(n, min_radius, &mut Rng::new(seed));
             return SceneData {
                 points,
                 radius: VARIABLE_MAX_RADIUS,
@@ -237,8 +257,8 @@ impl Scene {
     /// As [`Scene::data`].
     pub fn generate(self, n: usize, seed: u64) -> Vec<[f32; 3]> {
         let mut rng = Rng::new(seed);
-        if self.is_variable() {
-            return variable(n, &mut rng).0;
+        if let Some(min_radius) = self.min_radius() {
+            return variable(n, min_radius, &mut rng).0;
         }
         if self == Scene::Sph {
             return sph(n, &mut rng).0;
@@ -250,7 +270,7 @@ impl Scene {
             Scene::Sheet => sheet(n, &mut rng),
             Scene::Outlier => outlier(n, &mut rng),
             Scene::Periodic => periodic(n, &mut rng),
-            Scene::Variable | Scene::Sph => unreachable!("returned above"),
+            Scene::Variable | Scene::Variable100 | Scene::Sph => unreachable!("returned above"),
         };
         rng.shuffle(&mut points);
         points
@@ -273,7 +293,7 @@ impl FromStr for Scene {
             .ok_or_else(|| {
                 format!(
                     "unknown scene `{s}` (expected uniform, dambreak, clustered, sheet, outlier, \
-                     periodic, variable or sph)"
+                     periodic, variable, variable100 or sph)"
                 )
             })
     }
@@ -379,12 +399,13 @@ pub fn mean_max_cubed(radii: &[f32]) -> f64 {
     if n > 0.0 { sum / (n * n) } else { 0.0 }
 }
 
-/// Points uniform in a cube and radii log-uniform over 8x, the cube sized so that the mean
-/// neighbour count by `max(ri, rj)` is [`VARIABLE_NEIGHBORS`] (fewer near the faces).
-fn variable(n: usize, rng: &mut Rng) -> (Vec<[f32; 3]>, Vec<f32>) {
-    let spread = f64::from(VARIABLE_MAX_RADIUS / VARIABLE_MIN_RADIUS);
+/// Points uniform in a cube and radii log-uniform from `min_radius` to
+/// [`VARIABLE_MAX_RADIUS`], the cube sized so that the mean neighbour count by
+/// `max(ri, rj)` is [`VARIABLE_NEIGHBORS`] (fewer near the faces).
+fn variable(n: usize, min_radius: f32, rng: &mut Rng) -> (Vec<[f32; 3]>, Vec<f32>) {
+    let spread = f64::from(VARIABLE_MAX_RADIUS) / f64::from(min_radius);
     let radii: Vec<f32> = (0..n)
-        .map(|_| (f64::from(VARIABLE_MIN_RADIUS) * spread.powf(rng.next_f64())) as f32)
+        .map(|_| (f64::from(min_radius) * spread.powf(rng.next_f64())) as f32)
         .collect();
     // Expected neighbours: rho * 4/3 pi E[max(ri, rj)^3], so the volume is n / rho.
     let volume =

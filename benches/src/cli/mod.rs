@@ -50,9 +50,9 @@ hhg-bench [OPTIONS]
     particles: uniform (~40 neighbours), dambreak (SPH block), clustered (50 Gaussian
     clusters), sheet (1024:1 slab), outlier (uniform plus one far point), periodic (uniform
     in a box periodic on all axes, minimum-image pairs with their shifts: hhg, brute force
-    and the Python peers only), variable (radii over 8x, rule max(ri, rj)), sph (a frame of
-    hhg-sph's dam break, fluid and walls, after 25 solver steps, radius the kernel support,
-    about the requested count). Every engine runs on the shuffled points (`<scene>-random`);
+    and the Python peers only), variable (radii over 8x, rule max(ri, rj)), variable100
+    (radii over 100x), sph (a frame of hhg-sph's dam break, fluid and walls, after 25 solver
+    steps, radius the kernel support, about the requested count). Every engine runs on the shuffled points (`<scene>-random`);
     all but brute force also on hhg's cell order (`<scene>-sorted`), on the cell order with
     every point then moved by a seeded uniform offset of up to 0.1 r per axis
     (`<scene>-drift`, other points, so other pairs), on the points sorted by the Morton code
@@ -106,7 +106,7 @@ pub struct Args {
     #[arg(long)]
     pub full: bool,
     /// Only this scene, of either suite (uniform, dambreak, clustered, sheet, outlier,
-    /// periodic, variable, sph; cuboids, long, static, huge); repeatable.
+    /// periodic, variable, variable100, sph; cuboids, long, static, huge); repeatable.
     ///
     /// A suite none of whose scenes is named is skipped.
     #[arg(long, value_name = "NAME", value_delimiter = ',', value_parser = parse_scene)]
@@ -219,7 +219,7 @@ fn parse_scene(s: &str) -> Result<SceneName, String> {
     } else {
         Err(format!(
             "unknown scene `{name}` (expected uniform, dambreak, clustered, sheet, outlier, \
-             periodic, variable, sph, cuboids, long, static or huge)"
+             periodic, variable, variable100, sph, cuboids, long, static or huge)"
         ))
     }
 }

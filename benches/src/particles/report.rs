@@ -319,7 +319,8 @@ pub fn particle_section(out: &mut String, records: &[Record]) {
          every axis; `variable`, points uniform in a cube with radii log-uniform over \
          [0.25, 2] (8x), neighbours iff `|xi - xj| <= max(ri, rj)`, about 40 on average (hhg \
          runs its `VariableRadiusSearch`; the tree peers search within the largest radius and \
-         re-check; its sorted order is hhg's cell order for the largest radius); `sph`, a \
+         re-check; its sorted order is hhg's cell order for the largest radius); `variable100`, \
+         the same with radii over [0.02, 2] (100x); `sph`, a \
          frame of hhg-sph's dam break after 25 solver steps, fluid then the three layers of \
          wall, floor and lid particles (the walls are most points below 1M), in metres, \
          radius the kernel support 2h = 2.6 spacings, about 75 neighbours per fluid particle; \

@@ -95,6 +95,14 @@ fn new_scenes_have_their_shapes() {
         .fold((f32::MAX, 0.0f32), |(lo, hi), &r| (lo.min(r), hi.max(r)));
     assert!(lo >= VARIABLE_MIN_RADIUS && hi <= VARIABLE_MAX_RADIUS && hi / lo > 6.0);
     assert_eq!(data.radius, Scene::Variable.radius(n));
+    let data = Scene::Variable100.data(n, 1);
+    let radii = data.radii.as_ref().unwrap();
+    assert_eq!(data.points, Scene::Variable100.generate(n, 1));
+    let (lo, hi) = radii
+        .iter()
+        .fold((f32::MAX, 0.0f32), |(lo, hi), &r| (lo.min(r), hi.max(r)));
+    assert!(lo >= VARIABLE100_MIN_RADIUS && hi <= VARIABLE_MAX_RADIUS && hi / lo > 60.0);
+    assert_ne!(data.points, Scene::Variable.generate(n, 1));
     assert_eq!(Scene::Uniform.data(10, 1).radii, None);
     let data = Scene::Periodic.data(n, 1);
     let side = data.periodic.unwrap()[0];

@@ -68,6 +68,41 @@ pub fn counting_sort(
     order: &mut Vec<u32>,
     scratch: &mut SortScratch,
 ) -> bool {
+    counting_sort_mapped(keys, buckets, starts, order, scratch, |position| {
+        position as u32
+    })
+}
+
+/// The neighbour lists of the undirected pairs `pairs` over `buckets` objects in CSR form:
+/// after the call, `partners[starts[i]..starts[i + 1]]` holds every object paired with `i`
+/// (in no particular order). One counting sort of the pairs' `2 * pairs.len()` ends by
+/// object, writing each end's partner directly, so neither the sort keys nor the order are
+/// materialized. Panics like [`counting_sort`] on an index not below `buckets`.
+pub(crate) fn pair_partners(
+    pairs: &[[u32; 2]],
+    buckets: usize,
+    starts: &mut Vec<u32>,
+    partners: &mut Vec<u32>,
+    scratch: &mut SortScratch,
+) {
+    let ends: &[u32] = bytemuck::cast_slice(pairs);
+    // The ends of pair `k` are entries `2k` and `2k + 1`, so each one's partner is the entry
+    // whose position differs in the lowest bit.
+    counting_sort_mapped(ends, buckets, starts, partners, scratch, |position| {
+        ends[position ^ 1]
+    });
+}
+
+/// [`counting_sort`] writing `value(position)` where it writes `position` into the order;
+/// returns whether the keys ascended (the order was the identity).
+fn counting_sort_mapped(
+    keys: &[u32],
+    buckets: usize,
+    starts: &mut Vec<u32>,
+    order: &mut Vec<u32>,
+    scratch: &mut SortScratch,
+    value: impl Fn(usize) -> u32 + Sync,
+) -> bool {
     let n = keys.len();
     if buckets == 0 {
         // No bucket can hold a key, so there is none: empty starts and order.
@@ -80,7 +115,7 @@ pub fn counting_sort(
         return true;
     }
     if n > 0 && keys_ascend(keys) {
-        identity_sort(keys, buckets, starts, order);
+        identity_sort(keys, buckets, starts, order, value);
         return true;
     }
     let parts = rayon::current_num_threads()
@@ -89,7 +124,15 @@ pub fn counting_sort(
     let part_len = n.div_ceil(parts).max(1);
     let parts = n.div_ceil(part_len).max(1);
     if buckets >= GROUPED_MIN_BUCKETS {
-        grouped_sort(keys, buckets, (parts, part_len), starts, order, scratch);
+        grouped_sort(
+            keys,
+            buckets,
+            (parts, part_len),
+            starts,
+            order,
+            scratch,
+            value,
+        );
         return n == 0;
     }
 
@@ -137,7 +180,7 @@ pub fn counting_sort(
         keys,
         part_len,
         |key| key as usize,
-        |_, index| index as u32,
+        |_, index| value(index),
         order,
     );
     // The keys did not ascend, so the order is the identity only if there are none.
@@ -247,6 +290,7 @@ fn grouped_sort(
     starts: &mut Vec<u32>,
     order: &mut Vec<u32>,
     scratch: &mut SortScratch,
+    value: impl Fn(usize) -> u32 + Sync,
 ) {
     let n = keys.len();
     let groups = buckets.div_ceil(1 << GROUP_BITS);
@@ -307,7 +351,7 @@ fn grouped_sort(
             let out = unsafe { order_shared.range_mut(from, to - from) };
             for &entry in &grouped[from..to] {
                 let slot = &mut cursor[(entry >> 32) as usize];
-                out[*slot as usize - from] = entry as u32;
+                out[*slot as usize - from] = value(entry as u32 as usize);
                 *slot += 1;
             }
         });
@@ -362,7 +406,13 @@ fn keys_ascend(keys: &[u32]) -> bool {
 /// positions, each writing the buckets its keys pass over, left the long runs of empty
 /// buckets between clusters to single tasks one write at a time: 2.8 ms for 1M points in
 /// 2M buckets.)
-fn identity_sort(keys: &[u32], buckets: usize, starts: &mut Vec<u32>, order: &mut Vec<u32>) {
+fn identity_sort(
+    keys: &[u32],
+    buckets: usize,
+    starts: &mut Vec<u32>,
+    order: &mut Vec<u32>,
+    value: impl Fn(usize) -> u32 + Sync,
+) {
     let n = keys.len();
     debug_assert!(n > 0 && keys.windows(2).all(|pair| pair[0] <= pair[1]));
     if keys[n - 1] as usize >= buckets {
@@ -371,7 +421,14 @@ fn identity_sort(keys: &[u32], buckets: usize, starts: &mut Vec<u32>, order: &mu
         key_out_of_range(position, keys[position], buckets);
     }
     order.resize(n, 0);
-    fill_identity(order);
+    order
+        .par_chunks_mut(CURSOR_BLOCK)
+        .enumerate()
+        .for_each(|(block, out)| {
+            for (k, slot) in out.iter_mut().enumerate() {
+                *slot = value(block * CURSOR_BLOCK + k);
+            }
+        });
     starts.resize(buckets + 1, 0);
     starts
         .par_chunks_mut(CURSOR_BLOCK)
@@ -401,7 +458,7 @@ fn identity_sort(keys: &[u32], buckets: usize, starts: &mut Vec<u32>, order: &mu
 
 #[cfg(test)]
 mod tests {
-    use super::{CURSOR_BLOCK, GROUPED_MIN_BUCKETS, SortScratch, counting_sort};
+    use super::{CURSOR_BLOCK, GROUPED_MIN_BUCKETS, SortScratch, counting_sort, pair_partners};
 
     /// A key not below the bucket count panics the same way on every path, naming the key
     /// and its position: no bucket at all, one table with keys in any order and ascending,
@@ -446,6 +503,77 @@ mod tests {
         }
     }
 
+    /// A xorshift generator from `seed`: the tests' random keys.
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
+    /// `pair_partners` gives each object the partners of its pairs, on each path of the
+    /// counting sort: ends in random order (one table, and two passes by group for
+    /// `GROUPED_MIN_BUCKETS` objects and more), ends that ascend (the identity shortcut), an
+    /// object paired with itself, and no pair; with 1 and 4 threads.
+    #[test]
+    fn pair_partners_lists_both_ends() {
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
+        let random = |objects: usize, count: usize, next: &mut dyn FnMut() -> u64| {
+            (0..count)
+                .map(|_| [0; 2].map(|_| (next() % objects as u64) as u32))
+                .collect::<Vec<[u32; 2]>>()
+        };
+        let cases: Vec<(usize, Vec<[u32; 2]>)> = vec![
+            (5, Vec::new()),
+            (4, vec![[0, 1], [1, 2], [2, 3]]),
+            (3, vec![[1, 1], [0, 2]]),
+            (1000, random(1000, 50_000, &mut next)),
+            (
+                GROUPED_MIN_BUCKETS + 77,
+                random(GROUPED_MIN_BUCKETS + 77, 40_000, &mut next),
+            ),
+        ];
+        for (objects, pairs) in cases {
+            let mut want = vec![Vec::new(); objects];
+            for &[a, b] in &pairs {
+                want[a as usize].push(b);
+                want[b as usize].push(a);
+            }
+            for list in &mut want {
+                list.sort_unstable();
+            }
+            for threads in [1, 4] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let (mut starts, mut partners) = (vec![3; 2], vec![8; 9]);
+                pool.install(|| {
+                    pair_partners(
+                        &pairs,
+                        objects,
+                        &mut starts,
+                        &mut partners,
+                        &mut SortScratch::default(),
+                    )
+                });
+                let what = format!(
+                    "{} pairs of {objects} objects, {threads} threads",
+                    pairs.len()
+                );
+                assert_eq!(starts.len(), objects + 1, "{what}: starts");
+                assert_eq!(partners.len(), 2 * pairs.len(), "{what}: entries");
+                for (i, list) in want.iter().enumerate() {
+                    let mut got = partners[starts[i] as usize..starts[i + 1] as usize].to_vec();
+                    got.sort_unstable();
+                    assert_eq!(&got, list, "{what}: object {i}");
+                }
+            }
+        }
+    }
+
     /// The stable order and bucket starts, the slow and obvious way.
     fn reference(keys: &[u32], buckets: usize) -> (Vec<u32>, Vec<u32>) {
         let mut order: Vec<u32> = (0..keys.len() as u32).collect();
@@ -467,13 +595,7 @@ mod tests {
     /// and a partial last group, and with no key at all.
     #[test]
     fn sorts_random_and_ascending_keys() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         const { assert!(GROUPED_MIN_BUCKETS <= 1 << 19) };
         let cases: [(usize, usize); 10] = [
             (1, 1),

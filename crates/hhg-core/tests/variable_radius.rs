@@ -4,13 +4,24 @@
 use hhg_core::broad::{BroadPhaseConfig, RadiusRule, VariableRadiusSearch};
 use hhg_core::{Error, Grid, Kernel, NeighborLists, PairList};
 use hhg_testkit::{
-    SplitMix64, THREAD_COUNTS, TestReal, check_pairs, for_both_precisions, in_pool, lattice,
-    oracle_sphere_pairs, to_real,
+    SplitMix64, THREAD_COUNTS, TestReal, check_pairs, for_both_precisions, gaussian_clusters,
+    in_pool, lattice, oracle_sphere_pairs, to_real,
 };
 
 fn check<T: TestReal>(name: &str, points: &[[T; 3]], radii: &[T]) {
     for rule in [RadiusRule::Max, RadiusRule::Mean] {
         let expected = oracle_sphere_pairs(points, radii, rule);
+        // Each pair in both lists; the pairs ascend, so every list does too.
+        let mut expected_lists = vec![Vec::new(); points.len()];
+        for &[i, j] in &expected {
+            expected_lists[i as usize].push(j);
+        }
+        for &[i, j] in &expected {
+            expected_lists[j as usize].push(i);
+        }
+        for list in &mut expected_lists {
+            list.sort_unstable();
+        }
         let mut reference: Option<Vec<[u32; 2]>> = None;
         for all_pairs_below in [0, usize::MAX] {
             for kernel in [Kernel::Simd, Kernel::Scalar] {
@@ -37,15 +48,7 @@ fn check<T: TestReal>(name: &str, points: &[[T; 3]], radii: &[T]) {
                     });
                     check_pairs(&what, &pairs, &expected);
                     assert_eq!(lists.len(), points.len(), "{what}: list count");
-                    for i in 0..points.len() {
-                        let want: Vec<u32> = (0..points.len() as u32)
-                            .filter(|&j| {
-                                j as usize != i
-                                    && expected
-                                        .binary_search(&[(i as u32).min(j), (i as u32).max(j)])
-                                        .is_ok()
-                            })
-                            .collect();
+                    for (i, want) in expected_lists.iter().enumerate() {
                         assert_eq!(lists.neighbors(i), want, "{what}: list {i}");
                     }
                     if all_pairs_below == 0 {
@@ -95,6 +98,57 @@ fn exact_distances<T: TestReal>() {
         })
         .collect();
     check::<T>("lattice at exactly r", &points, &radii);
+}
+
+/// Radii log-uniform over 100x (seven levels of the hierarchy), on a uniform cube far from
+/// the origin at negative coordinates and in Gaussian clusters (dense buckets on every level).
+fn spread_100x<T: TestReal>() {
+    for (seed, origin) in [(0u64, [-40.0, -7.5, 3.0]), (1, [-3.0e4, 2.5e4, -1.0e4])] {
+        let mut rng = SplitMix64::new(0x100 + seed);
+        let n = 1800;
+        let radii: Vec<T> = (0..n)
+            .map(|_| T::from_f64(0.02 * 100f64.powf(rng.uniform())))
+            .collect();
+        let uniform: Vec<[f64; 3]> = (0..n)
+            .map(|_| std::array::from_fn(|a| origin[a] + rng.range(0.0, 9.0)))
+            .collect();
+        let mut search = VariableRadiusSearch::new(RadiusRule::Max);
+        search.build(&to_real::<T>(&uniform), &radii).unwrap();
+        assert!(
+            search.levels().len() >= 6,
+            "a level per octave of the radii"
+        );
+        check::<T>(
+            &format!("100x spread, uniform at {origin:?}"),
+            &to_real::<T>(&uniform),
+            &radii,
+        );
+        let clustered = gaussian_clusters(
+            &mut rng,
+            &[(900, 0.05), (500, 0.3), (300, 0.8), (100, 2.0)],
+            12.0,
+        );
+        check::<T>(
+            &format!("100x spread, clustered, seed {seed}"),
+            &to_real::<T>(&clustered),
+            &radii,
+        );
+    }
+}
+
+/// Pairs at exactly the mean rule's distance: on a lattice of spacing 1, radii 1.5 and 0.5
+/// meet at `(1.5 + 0.5) / 2 = 1`, and with the next radius below 1.5 they just miss.
+fn exact_mean_distances<T: TestReal>() {
+    let points = to_real::<T>(&lattice([8, 7, 9], 1.0, [2.0, -5.0, -1.0]));
+    let radii: Vec<T> = (0..points.len())
+        .map(|k| match k % 4 {
+            0 => T::from_f64(1.5),
+            1 => T::from_f64(1.5).next_down(),
+            2 => T::from_f64(0.5),
+            _ => T::from_f64(0.125),
+        })
+        .collect();
+    check::<T>("lattice at exactly the mean radius", &points, &radii);
 }
 
 fn equal_radii_match_the_particle_engine<T: TestReal>() {
@@ -201,7 +255,9 @@ fn bad_input<T: TestReal>() {
 
 for_both_precisions!(
     mixed_radii,
+    spread_100x,
     exact_distances,
+    exact_mean_distances,
     equal_radii_match_the_particle_engine,
     queries,
     bad_input,
