@@ -45,8 +45,8 @@ USAGE:
 
     cargo xtask sanitize [ARGS...]
         Runs hhg-core's tests (the library's and every integration test, or what ARGS select,
-        e.g. `--test differential`) built with AddressSanitizer, into target/asan: every read
-        and write of the kernels' unchecked paths (SIMD, run-time AVX2/AVX-512 builds and
+        e.g. `--test suite differential::`) built with AddressSanitizer, into target/asan:
+        every read and write of the kernels' unchecked paths (SIMD, run-time AVX2/AVX-512 builds and
         scalar) is checked. The sanitizer is an unstable rustc option; the pinned stable
         toolchain ships its runtime, and RUSTC_BOOTSTRAP=1 lets its rustc accept the flag
         for this build only. Takes about half an hour on two cores.

@@ -10,7 +10,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$(dirname "$here")"
 
 case "${1:-}" in
-    "") exec cargo test -p hhg-capi --locked --test c_examples ;;
-    --release) exec cargo test -p hhg-capi --locked --release --test c_examples ;;
+    "") exec cargo test -p hhg-capi --locked --test suite c_examples:: ;;
+    --release) exec cargo test -p hhg-capi --locked --release --test suite c_examples:: ;;
     *) echo "usage: $0 [--release]" >&2; exit 2 ;;
 esac
