@@ -66,6 +66,20 @@ fn profile_dir(target: &Path, profile: &str) -> PathBuf {
     }
 }
 
+/// Where the plan's libraries are: the profile's directory, or for `--no-build` its `deps/`
+/// when only that holds them (`cargo test` leaves the libraries it builds for the tests there,
+/// next to the test binaries, and does not copy them up).
+fn built_dir(plan: &InstallPlan, target: &Path) -> PathBuf {
+    let dir = profile_dir(target, &plan.profile);
+    let (shared, _) = library_names();
+    let deps = dir.join("deps");
+    if plan.no_build && !dir.join(&shared).exists() && deps.join(&shared).exists() {
+        deps
+    } else {
+        dir
+    }
+}
+
 /// The file names of the shared and the static library on this platform.
 fn library_names() -> (String, &'static str) {
     let shared = format!(
@@ -254,7 +268,7 @@ pub fn install(args: Vec<OsString>, root: &Path, target: &Path) -> ExitCode {
     if !plan.no_build && !build_library(&plan, root, target) {
         return ExitCode::FAILURE;
     }
-    match install_files(&plan, root, &profile_dir(target, &plan.profile)) {
+    match install_files(&plan, root, &built_dir(&plan, target)) {
         Ok(()) => {
             let (profile, prefix) = (&plan.profile, plan.prefix.display());
             eprintln!(
@@ -352,6 +366,25 @@ mod tests {
             plan_install(args(&["--lib"]), here),
             Err("unknown argument `--lib`".into())
         );
+    }
+
+    #[test]
+    fn no_build_finds_the_libraries_cargo_test_left_in_deps() {
+        let target = std::env::temp_dir().join(format!("hhg-xtask-built-{}", std::process::id()));
+        let deps = target.join("debug").join("deps");
+        std::fs::create_dir_all(&deps).unwrap();
+        let plan = |no_build| InstallPlan {
+            prefix: PathBuf::from("/p"),
+            profile: "test".into(),
+            no_build,
+        };
+        // Nothing built yet: the profile's directory, where the copy then fails naming the file.
+        assert_eq!(built_dir(&plan(true), &target), target.join("debug"));
+        std::fs::write(deps.join(library_names().0), b"").unwrap();
+        assert_eq!(built_dir(&plan(true), &target), deps);
+        // A build copies its libraries up: installs after a build never look into deps/.
+        assert_eq!(built_dir(&plan(false), &target), target.join("debug"));
+        std::fs::remove_dir_all(&target).unwrap();
     }
 
     #[test]
