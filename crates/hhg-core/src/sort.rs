@@ -369,12 +369,17 @@ fn key_out_of_range(position: usize, key: u32, buckets: usize) -> ! {
 
 /// Writes `order[k] = k` for every position, in parallel blocks.
 pub(crate) fn fill_identity(order: &mut [u32]) {
+    fill_mapped(order, |position| position as u32);
+}
+
+/// Writes `order[k] = value(k)` for every position, in parallel blocks.
+fn fill_mapped(order: &mut [u32], value: impl Fn(usize) -> u32 + Sync) {
     order
         .par_chunks_mut(CURSOR_BLOCK)
         .enumerate()
         .for_each(|(block, chunk)| {
             for (k, slot) in chunk.iter_mut().enumerate() {
-                *slot = (block * CURSOR_BLOCK + k) as u32;
+                *slot = value(block * CURSOR_BLOCK + k);
             }
         });
 }
@@ -421,14 +426,7 @@ fn identity_sort(
         key_out_of_range(position, keys[position], buckets);
     }
     order.resize(n, 0);
-    order
-        .par_chunks_mut(CURSOR_BLOCK)
-        .enumerate()
-        .for_each(|(block, out)| {
-            for (k, slot) in out.iter_mut().enumerate() {
-                *slot = value(block * CURSOR_BLOCK + k);
-            }
-        });
+    fill_mapped(order, value);
     starts.resize(buckets + 1, 0);
     starts
         .par_chunks_mut(CURSOR_BLOCK)
