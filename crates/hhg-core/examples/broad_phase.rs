@@ -16,16 +16,7 @@ use std::time::Instant;
 
 use hhg_core::PairList;
 use hhg_core::broad::{Aabb, BroadPhase, Filter, Handle, Motion, Scene};
-
-/// SplitMix64: a tiny seeded generator, enough for a profiling input.
-fn next_unit(state: &mut u64) -> f64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
-    (z >> 11) as f64 / (1u64 << 53) as f64
-}
+use hhg_testkit::SplitMix64;
 
 /// The cube edge that gives `n` boxes with edges uniform in `1..12` about 2 overlapping pairs
 /// each (the bench scenario's formula).
@@ -48,9 +39,9 @@ struct Cuboids {
 
 impl Cuboids {
     fn new(n: usize, seed: u64) -> Self {
-        let mut state = seed;
+        let mut rng = SplitMix64::new(seed);
         let edge = cube_edge(n);
-        let mut unit = || next_unit(&mut state);
+        let mut unit = || rng.uniform();
         let corners = (0..n).map(|_| [0; 3].map(|_| unit() * edge)).collect();
         let sizes: Vec<[f64; 3]> = (0..n)
             .map(|_| [0; 3].map(|_| 1.0 + 11.0 * unit()))
@@ -90,8 +81,8 @@ impl Cuboids {
 
 /// One engine per thread count, kept from step to step.
 enum Engine {
-    Broad(BroadPhase<f32>, PairList<f32>, Vec<Aabb<f32>>),
-    Scene(Scene<f32>, Vec<Handle>, Vec<[Handle; 2]>),
+    Broad(Box<BroadPhase<f32>>, PairList<f32>, Vec<Aabb<f32>>),
+    Scene(Box<Scene<f32>>, Vec<Handle>, Vec<[Handle; 2]>),
 }
 
 impl Engine {
@@ -152,7 +143,7 @@ fn main() {
         s.split(',').map(|t| t.parse().expect("threads")).collect()
     });
     // Every tenth box moves in the static scene (90 % static), every box otherwise.
-    let moving = move |i: usize| !statics || i % 10 == 0;
+    let moving = move |i: usize| !statics || i.is_multiple_of(10);
     let mut cuboids = Cuboids::new(n, 7);
     let pools: Vec<rayon::ThreadPool> = threads
         .iter()
@@ -178,9 +169,9 @@ fn main() {
                         scene.insert(cuboids.aabb(i), motion, Filter::ALL).unwrap()
                     })
                     .collect();
-                Engine::Scene(scene, handles, Vec::new())
+                Engine::Scene(Box::new(scene), handles, Vec::new())
             } else {
-                Engine::Broad(BroadPhase::new(), PairList::default(), Vec::new())
+                Engine::Broad(Box::default(), PairList::default(), Vec::new())
             }
         })
         .collect();
