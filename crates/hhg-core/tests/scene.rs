@@ -315,11 +315,108 @@ fn queries_skip_objects_removed_since_the_update<T: TestReal>() {
     assert_eq!(found, vec![far_static]);
 }
 
+/// A box for [`levels_of_both_hierarchies_interleave`]: edges log-uniform over 100x, so
+/// that the levels of the dynamic and of the static hierarchy interleave; half of them on a
+/// lattice of quarter units (touching faces, corners on cell borders); a few huge ones and
+/// infinite slabs.
+fn mixed_box<T: TestReal>(rng: &mut SplitMix64, origin: f64, extent: f64) -> Aabb<T> {
+    match rng.below(400) {
+        0 | 1 => {
+            let min: [f64; 3] = std::array::from_fn(|_| origin + rng.range(0.0, extent));
+            let mut max = min.map(|v| v + 0.4 * extent);
+            if rng.below(2) == 0 {
+                max[rng.below(3)] = f64::INFINITY;
+            }
+            return Aabb::new(min.map(T::from_f64), max.map(T::from_f64));
+        }
+        _ => {}
+    }
+    let lattice = rng.below(2) == 0;
+    let edge = |rng: &mut SplitMix64| {
+        let e = 0.05 * 100f64.powf(rng.uniform());
+        if lattice { (e * 4.0).ceil() / 4.0 } else { e }
+    };
+    let min: [f64; 3] = std::array::from_fn(|_| {
+        let v = rng.range(0.0, extent);
+        origin + if lattice { (v * 4.0).floor() / 4.0 } else { v }
+    });
+    let max: [f64; 3] = std::array::from_fn(|a| min[a] + edge(rng));
+    Aabb::new(min.map(T::from_f64), max.map(T::from_f64))
+}
+
+/// Dynamic objects against statics through the lookups between the two hierarchies: sizes
+/// over 100x (levels of each hierarchy finer and coarser than the other's), huge and
+/// infinite boxes, negative coordinates, either side small enough for an all-pairs build or
+/// empty, objects moving with the side list in use; the pairs equal brute force's, and 1 and
+/// 16 threads report them in the same order.
+fn levels_of_both_hierarchies_interleave<T: TestReal>() {
+    let cases = [
+        (2500, 2500, UpdateStrategy::Auto),
+        (2500, 2500, UpdateStrategy::Incremental),
+        (200, 4000, UpdateStrategy::Auto),
+        (4000, 150, UpdateStrategy::Incremental),
+        (1500, 0, UpdateStrategy::Auto),
+        (0, 1500, UpdateStrategy::Auto),
+    ];
+    for (case, &(dynamics, statics, strategy)) in cases.iter().enumerate() {
+        let mut rng = SplitMix64::new(900 + case as u64);
+        let (origin, extent) = (-731.3, 40.0);
+        let mut scene = Scene::<T>::new();
+        scene.set_strategy(strategy);
+        let mut mirror = Mirror::<T> {
+            objects: Vec::new(),
+        };
+        for k in 0..dynamics + statics {
+            let motion = if k < dynamics {
+                Motion::Dynamic
+            } else {
+                Motion::Static
+            };
+            let aabb = mixed_box::<T>(&mut rng, origin, extent);
+            let h = scene.insert(aabb, motion, Filter::ALL).unwrap();
+            mirror.objects.push((h, aabb, motion, Filter::ALL));
+        }
+        for step in 0..4 {
+            let what = format!("{} case {case} ({strategy:?}), step {step}", T::NAME);
+            if step > 0 {
+                // A few objects move within their cell, some leave it, one in fifty jumps.
+                for k in 0..dynamics {
+                    if rng.below(20) != 0 {
+                        continue;
+                    }
+                    let (h, aabb, ..) = mirror.objects[k];
+                    let next = if rng.below(50) == 0 {
+                        mixed_box::<T>(&mut rng, origin, extent)
+                    } else {
+                        moved(&mut rng, &aabb, 0.2)
+                    };
+                    scene.set_aabb(h, next).unwrap();
+                    mirror.objects[k].1 = next;
+                }
+            }
+            let (mut one, mut many) = (Vec::new(), Vec::new());
+            in_pool(1, || scene.detect(&mut one)).unwrap();
+            in_pool(16, || scene.detect(&mut many)).unwrap();
+            assert_eq!(one, many, "{what}: 1 and 16 threads");
+            let expected = mirror.expected_pairs();
+            one.sort_unstable();
+            assert_eq!(one, expected, "{what}: pairs");
+            if dynamics > 0 && statics > 0 {
+                assert!(
+                    expected.len() > dynamics / 4,
+                    "{what}: too few pairs to test"
+                );
+            }
+        }
+    }
+}
+
 for_both_precisions!(
     strategies,
     statics_are_built_once,
     bad_input,
-    queries_skip_objects_removed_since_the_update
+    queries_skip_objects_removed_since_the_update,
+    levels_of_both_hierarchies_interleave
 );
 
 /// A scene's size, the box of each handle (`None` when stale), and what each probe found.

@@ -5,13 +5,13 @@
 use rayon::prelude::*;
 
 use crate::geometry::Kernel;
-use crate::grid::{forward_neighbourhood, forward_rows, full_neighbourhood};
+use crate::grid::{forward_neighbourhood, forward_rows};
 use crate::pairs::PairList;
 use crate::real::Real;
 
 use super::{
     BlockTest, BoxTest, BroadPhase, Filter, Kind, Level, RadiusRule, SphereTest, Task, scan,
-    scan_columns, with_test,
+    scan_around, scan_columns, with_test,
 };
 
 impl<T: Real> BroadPhase<T> {
@@ -126,18 +126,7 @@ impl<T: Real> BroadPhase<T> {
                     });
                 }
                 for coarse in &levels[level_index + 1..] {
-                    let ct = &coarse.table;
-                    let cell = ct.coords(lo);
-                    if !ct.may_have_neighbours(cell) {
-                        continue;
-                    }
-                    let around =
-                        full_neighbourhood(&coarse.starts, ct, ct.bucket_coords(ct.bucket(cell)));
-                    for &(s, e) in around.as_slice() {
-                        scan(coarse, test, lo, hi, s as usize, e as usize, |q| {
-                            hit(coarse, q)
-                        });
-                    }
+                    scan_around(coarse, test, lo, hi, |q| hit(coarse, q));
                 }
             }
         }

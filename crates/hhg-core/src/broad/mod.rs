@@ -18,6 +18,7 @@
 //! [`BroadPhaseConfig::all_pairs_below`] boxes no grid is built at all (thesis §3.7).
 
 mod build;
+mod cross;
 mod detect;
 mod patch;
 mod query;
@@ -33,7 +34,7 @@ pub use crate::real::{boxes_overlap, sphere_pair_within};
 use crate::sort::SortScratch;
 
 pub use query::segment_may_hit;
-pub(crate) use scan::{BlockTest, BoxTest, SphereTest, scan, scan_columns, with_test};
+pub(crate) use scan::{BlockTest, BoxTest, SphereTest, scan, scan_around, scan_columns, with_test};
 pub use scene::{Handle, Motion, Scene, UpdateReport, UpdateStrategy};
 pub use spheres::VariableRadiusSearch;
 

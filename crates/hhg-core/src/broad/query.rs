@@ -77,6 +77,36 @@ fn for_each_bucket(
     }
 }
 
+/// Calls `row(first, end)` for each row of the cell range as bucket ranges `first..end`:
+/// the cells of a row are consecutive buckets, so one range of sorted positions holds all
+/// their objects; a row that wraps around a hashed table's x dimension gives two ranges.
+/// Each bucket comes at most once.
+fn for_each_row(
+    table: &CellTable,
+    start: [i32; 3],
+    count: [u32; 3],
+    mut row: impl FnMut(u32, u32),
+) {
+    if count[0] == 0 {
+        return;
+    }
+    let dim_x = 1u32 << table.shift[0];
+    for z in 0..count[2] as i32 {
+        for y in 0..count[1] as i32 {
+            let first = table.bucket([start[0], start[1] + y, start[2] + z]);
+            let x = first & (dim_x - 1);
+            // The buckets of the row's cells up to the end of the table's row, then from its
+            // beginning.
+            let before_wrap = count[0].min(dim_x - x);
+            row(first, first + before_wrap);
+            if before_wrap < count[0] {
+                let base = first - x;
+                row(base, base + count[0] - before_wrap);
+            }
+        }
+    }
+}
+
 /// Checks that a query point is not NaN and not infinite.
 fn check_point<T: Real>(p: [T; 3]) -> Result<(), Error> {
     for (axis, v) in p.iter().enumerate() {
@@ -140,8 +170,8 @@ impl<T: Real> BroadPhase<T> {
                 });
                 continue;
             }
-            for_each_bucket(&level.table, start, count, |b| {
-                let (s, e) = (level.starts[b as usize], level.starts[b as usize + 1]);
+            for_each_row(&level.table, start, count, |first, end| {
+                let (s, e) = (level.starts[first as usize], level.starts[end as usize]);
                 scan(
                     level,
                     test,

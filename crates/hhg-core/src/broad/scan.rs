@@ -3,6 +3,7 @@
 //! over a level's sorted columns.
 
 use crate::columns::PointColumns;
+use crate::grid::full_neighbourhood;
 use crate::real::{LANES, Real};
 
 use super::Level;
@@ -85,6 +86,34 @@ pub(crate) fn scan<T: Real>(
     hit: impl FnMut(usize),
 ) {
     scan_columns(&level.min, &level.max, test, lo, hi, start, end, hit);
+}
+
+/// Calls `hit(q)` for every sorted position `q` of `coarse` in the 27 buckets around the
+/// cell of `lo` that passes `test` against `lo..=hi` (thesis Algorithm 4). Finds every
+/// object of `coarse` that passes when the queried object and the level's objects are all
+/// no larger than the level's cell (so that two corners of a passing pair lie less than one
+/// cell apart on every axis).
+#[inline(always)]
+pub(crate) fn scan_around<T: Real>(
+    coarse: &Level<T>,
+    test: impl BlockTest<T>,
+    lo: [T; 3],
+    hi: [T; 3],
+    mut hit: impl FnMut(usize),
+) {
+    let table = &coarse.table;
+    let cell = table.coords(lo);
+    if !table.may_have_neighbours(cell) {
+        return;
+    }
+    let around = full_neighbourhood(
+        &coarse.starts,
+        table,
+        table.bucket_coords(table.bucket(cell)),
+    );
+    for &(s, e) in around.as_slice() {
+        scan(coarse, test, lo, hi, s as usize, e as usize, &mut hit);
+    }
 }
 
 /// [`scan`] over explicit minimum and maximum columns.

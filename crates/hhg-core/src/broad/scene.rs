@@ -11,6 +11,7 @@ use crate::pairs::PairList;
 use crate::real::Real;
 
 use super::build::check_box;
+use super::cross::CrossTask;
 use super::patch::Location;
 use super::{Aabb, BroadPhase, BroadPhaseConfig, Filter};
 
@@ -168,10 +169,10 @@ pub struct Scene<T: Real> {
     filters: Vec<Filter>,
     /// Scratch: the pairs of a hierarchy, in its built indices.
     index_pairs: PairList<T>,
-    /// Scratch of a detection: the pairs found per chunk of queried objects, and the slots
-    /// of the dynamic objects queried against the statics.
+    /// Scratch of a detection: the pairs found per task between two hierarchies, and the
+    /// tasks.
     query_buffers: Vec<Vec<[Handle; 2]>>,
-    dynamic_slots: Vec<u32>,
+    cross_tasks: Vec<CrossTask>,
 }
 
 /// A built index whose object is gone.
@@ -206,7 +207,7 @@ impl<T: Real> Default for Scene<T> {
             filters: Vec::new(),
             index_pairs: PairList::default(),
             query_buffers: Vec::new(),
-            dynamic_slots: Vec::new(),
+            cross_tasks: Vec::new(),
         }
     }
 }
@@ -296,7 +297,7 @@ impl<T: Real> Scene<T> {
                 .map(|found| found.capacity() * size_of::<[Handle; 2]>())
                 .sum::<usize>()
             + self.query_buffers.capacity() * size_of::<Vec<[Handle; 2]>>()
-            + 4 * self.dynamic_slots.capacity()
+            + self.cross_tasks.capacity() * size_of::<CrossTask>()
             + self.static_broad.heap_bytes()
             + self.dynamic_broad.heap_bytes()
             + self.moved_broad.heap_bytes()

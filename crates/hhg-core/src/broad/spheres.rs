@@ -2,7 +2,6 @@
 //! the hierarchy: each particle goes to the level whose cells cover its radius.
 
 use crate::error::Error;
-use crate::grid::full_neighbourhood;
 use crate::lists::NeighborLists;
 use crate::pairs::PairList;
 use crate::real::Real;
@@ -12,7 +11,7 @@ use crate::geometry::Kernel;
 
 use super::{
     BlockTest, BoxTest, BroadPhase, BroadPhaseConfig, Kind, LevelInfo, RadiusRule, SphereTest,
-    scan, scan_columns, with_test,
+    scan_around, scan_columns, with_test,
 };
 
 /// Fixed-radius search generalised to one radius per particle: `i` and `j` are neighbours
@@ -178,21 +177,7 @@ impl<T: Real> VariableRadiusSearch<T> {
             return;
         }
         for level in broad.active_levels() {
-            let table = &level.table;
-            let cell = table.coords(p);
-            if !table.may_have_neighbours(cell) {
-                continue;
-            }
-            let around = full_neighbourhood(
-                &level.starts,
-                table,
-                table.bucket_coords(table.bucket(cell)),
-            );
-            for &(s, e) in around.as_slice() {
-                scan(level, test, p, zero, s as usize, e as usize, |q| {
-                    out.push(level.order[q])
-                });
-            }
+            scan_around(level, test, p, zero, |q| out.push(level.order[q]));
         }
         let kind = Kind::Spheres(RadiusRule::Max);
         for (k, particle) in broad.huge_boxes.iter().enumerate() {

@@ -3,15 +3,14 @@
 
 use rayon::prelude::*;
 
+use crate::broad::BroadPhase;
 use crate::broad::build::check_box;
+use crate::broad::cross::CrossTask;
 use crate::error::Error;
 use crate::memory::try_reserve_total;
 use crate::real::Real;
 
 use super::{Aabb, DEAD, Handle, Scene, UpdateReport};
-
-/// Objects per parallel task when querying side-list and static objects.
-const QUERY_CHUNK: usize = 512;
 
 impl<T: Real> Scene<T> {
     /// Updates (see [`Scene::update`]) and reports every overlapping pair of a dynamic object
@@ -57,74 +56,116 @@ impl<T: Real> Scene<T> {
         }
         // ...and against the built objects, and every dynamic object against the statics.
         let mut buffers = std::mem::take(&mut self.query_buffers);
-        let mut dynamic = std::mem::take(&mut self.dynamic_slots);
-        let result = self.query_side_list_and_statics(&mut buffers, &mut dynamic, out);
+        let mut tasks = std::mem::take(&mut self.cross_tasks);
+        let result = self.cross_side_list_and_statics(&mut buffers, &mut tasks, out);
         self.query_buffers = buffers;
-        self.dynamic_slots = dynamic;
+        self.cross_tasks = tasks;
         result
     }
 
     /// The pairs of the side list's objects with the built ones, and of every dynamic
-    /// object with the statics, appended to `out` (`dynamic` is scratch for the slots of
-    /// the dynamic objects).
-    fn query_side_list_and_statics(
+    /// object with the statics, appended to `out`, each between two hierarchies by
+    /// [`BroadPhase::plan_cross`] (`tasks` is scratch for its tasks).
+    fn cross_side_list_and_statics(
         &self,
         buffers: &mut Vec<Vec<[Handle; 2]>>,
-        dynamic: &mut Vec<u32>,
+        tasks: &mut Vec<CrossTask>,
         out: &mut Vec<[Handle; 2]>,
     ) -> Result<(), Error> {
-        self.query_in_chunks(&self.moved, buffers, out, |slot, found| {
-            let me = &self.slots[slot as usize];
-            self.dynamic_broad.for_each_overlap(&me.aabb, |b| {
-                let other = self.built_slots[b as usize];
-                if other != DEAD && me.filter.accepts(self.slots[other as usize].filter) {
-                    found.push(self.ordered(slot, other));
-                }
-            });
-        })?;
+        // The side list's slots; the built objects' slots, `DEAD` once taken out.
+        let moved = |m: u32| Some(self.moved[m as usize]);
+        let built = |b: u32| Some(self.built_slots[b as usize]).filter(|&s| s != DEAD);
+        let statics = |s: u32| Some(self.static_slots[s as usize]);
+        if !self.moved.is_empty() {
+            self.cross_pairs(
+                &self.moved_broad,
+                &self.dynamic_broad,
+                moved,
+                built,
+                tasks,
+                buffers,
+                out,
+            )?;
+        }
         if !self.static_slots.is_empty() {
-            dynamic.clear();
-            dynamic.extend(self.built_slots.iter().copied().filter(|&s| s != DEAD));
-            dynamic.extend_from_slice(&self.moved);
-            self.query_in_chunks(dynamic, buffers, out, |slot, found| {
-                let me = &self.slots[slot as usize];
-                self.static_broad.for_each_overlap(&me.aabb, |b| {
-                    let other = self.static_slots[b as usize];
-                    if me.filter.accepts(self.slots[other as usize].filter) {
-                        found.push(self.ordered(slot, other));
-                    }
-                });
-            })?;
+            self.cross_pairs(
+                &self.dynamic_broad,
+                &self.static_broad,
+                built,
+                statics,
+                tasks,
+                buffers,
+                out,
+            )?;
+            if !self.moved.is_empty() {
+                self.cross_pairs(
+                    &self.moved_broad,
+                    &self.static_broad,
+                    moved,
+                    statics,
+                    tasks,
+                    buffers,
+                    out,
+                )?;
+            }
         }
         Ok(())
     }
 
-    /// Runs `query(slot, found)` for every slot of `slots` in parallel chunks of
-    /// [`QUERY_CHUNK`], each chunk into its own buffer of `buffers` (kept across calls), and
-    /// appends the buffers to `out` in chunk order.
-    fn query_in_chunks(
+    /// The overlapping pairs between hierarchies `first` and `second` whose filters accept
+    /// each other, appended to `out` in task order; `first_slot` and `second_slot` map each
+    /// hierarchy's built indices to slots (`None` for an object no longer there).
+    #[allow(clippy::too_many_arguments)] // Two hierarchies with their slot maps, and scratch.
+    fn cross_pairs(
         &self,
-        slots: &[u32],
+        first: &BroadPhase<T>,
+        second: &BroadPhase<T>,
+        first_slot: impl Fn(u32) -> Option<u32> + Sync,
+        second_slot: impl Fn(u32) -> Option<u32> + Sync,
+        tasks: &mut Vec<CrossTask>,
         buffers: &mut Vec<Vec<[Handle; 2]>>,
         out: &mut Vec<[Handle; 2]>,
-        query: impl Fn(u32, &mut Vec<[Handle; 2]>) + Sync,
     ) -> Result<(), Error> {
-        let chunks = slots.len().div_ceil(QUERY_CHUNK);
-        if buffers.len() < chunks {
-            buffers.resize_with(chunks, Vec::new);
-        }
-        slots
-            .par_chunks(QUERY_CHUNK)
-            .zip(buffers[..chunks].par_iter_mut())
-            .for_each(|(slots, found)| {
-                found.clear();
-                for &slot in slots {
-                    query(slot, found);
+        first.plan_cross(second, tasks);
+        let tasks = &*tasks;
+        self.collect_in_buffers(tasks.len(), buffers, out, |task, found| {
+            first.cross_task(second, tasks[task], &mut |a, b| {
+                let (Some(a), Some(b)) = (first_slot(a), second_slot(b)) else {
+                    return;
+                };
+                if self.slots[a as usize]
+                    .filter
+                    .accepts(self.slots[b as usize].filter)
+                {
+                    found.push(self.ordered(a, b));
                 }
             });
-        let total = out.len() + buffers[..chunks].iter().map(Vec::len).sum::<usize>();
+        })
+    }
+
+    /// Runs `job(k, found)` for every `k` in `0..jobs` in parallel, each into its own buffer
+    /// of `buffers` (kept across calls), and appends the buffers to `out` in job order, so
+    /// that the output does not depend on the thread count.
+    fn collect_in_buffers(
+        &self,
+        jobs: usize,
+        buffers: &mut Vec<Vec<[Handle; 2]>>,
+        out: &mut Vec<[Handle; 2]>,
+        job: impl Fn(usize, &mut Vec<[Handle; 2]>) + Sync,
+    ) -> Result<(), Error> {
+        if buffers.len() < jobs {
+            buffers.resize_with(jobs, Vec::new);
+        }
+        buffers[..jobs]
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(k, found)| {
+                found.clear();
+                job(k, found);
+            });
+        let total = out.len() + buffers[..jobs].iter().map(Vec::len).sum::<usize>();
         try_reserve_total(out, total, "the detected pairs")?;
-        for found in &buffers[..chunks] {
+        for found in &buffers[..jobs] {
             out.extend_from_slice(found);
         }
         Ok(())
