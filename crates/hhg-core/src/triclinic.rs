@@ -970,7 +970,7 @@ impl<T: Real> AllImagesSearch<T> {
             PairOrder::Sorted => {
                 self.sort_accepted(blocks, full, &pair_of, accepted);
                 pairs.clear();
-                match columns.as_deref_mut() {
+                match columns {
                     Some(columns) => columns_from_sorted(columns, accepted)?,
                     None => pairs.par_extend(
                         accepted
