@@ -163,6 +163,18 @@ pub enum Error {
         /// The cell's narrowest width between faces along a periodic axis.
         width: f64,
     },
+    /// A pair's cell shift does not fit in the 32 bits per axis of the output asked for
+    /// ([`AllImagesSearch::pair_columns`](crate::triclinic::AllImagesSearch::pair_columns)):
+    /// the points lie more than `2^31` cell vectors away from the cell. The output is left
+    /// empty.
+    ShiftOutOfRange {
+        /// The pair's first point.
+        i: u32,
+        /// The pair's second point.
+        j: u32,
+        /// The shift, in cell vectors per axis.
+        shift: [i64; 3],
+    },
     /// Memory for an output, or for the scratch that gathers it, could not be allocated
     /// (the allocator refused, or the size overflows `isize`). The output is left empty;
     /// the search itself is unchanged.
@@ -337,6 +349,11 @@ impl fmt::Display for Error {
                  than the {limit} accepted (or the points lie so far from the cell that \
                  rounding widens the search as much)",
                 cutoff / width
+            ),
+            Error::ShiftOutOfRange { i, j, shift } => write!(
+                f,
+                "the cell shift {shift:?} of pair ({i}, {j}) does not fit in 32 bits: the \
+                 points lie too many cells away from the cell (wrap them into it first)"
             ),
             Error::OutOfMemory { what, bytes } => write!(
                 f,

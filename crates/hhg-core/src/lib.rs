@@ -54,9 +54,9 @@ pub use grid::{Grid, RunTimeDispatch};
 #[cfg(debug_assertions)]
 #[doc(hidden)]
 pub use instances::shared_entry_points;
-pub use lists::{ListChunk, ListOrder, ListPass, NeighborLists};
+pub use lists::{ListChunk, ListOrder, ListPass, NeighborLists, TakenLists};
 pub use memory::PairSink;
-pub use pairs::PairList;
+pub use pairs::{PairIndex, PairList};
 pub use real::Real;
 pub use scheme::{CoreScheme, FixedRadiusScheme, SchemeStats};
 pub use search::{NeighborSearch, SetId};

@@ -91,6 +91,17 @@ pub struct NeighborLists<T: Real> {
     max_entries: Option<usize>,
 }
 
+/// The buffers of [`NeighborLists`] handed over by [`NeighborLists::take`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TakenLists<T> {
+    /// `offsets[i] .. offsets[i + 1]` are list `i`'s entries (one more offset than lists).
+    pub offsets: Vec<usize>,
+    /// All lists, concatenated.
+    pub indices: Vec<u32>,
+    /// Squared distances alongside `indices`, when they were requested.
+    pub distances_squared: Option<Vec<T>>,
+}
+
 /// The lists of a periodic search's points and their ghost images, merged into the points'
 /// lists afterwards ([`crate::periodic::PeriodicSearch::neighbor_lists`]).
 #[derive(Debug, Default)]
@@ -345,6 +356,21 @@ impl<T: Real> NeighborLists<T> {
     /// Squared distances alongside `indices()`, when they were requested.
     pub fn distances_squared(&self) -> Option<&[T]> {
         self.has_distances.then_some(&self.distances[..])
+    }
+
+    /// Hands over the lists' offsets, indices and (when they were requested) squared
+    /// distances without a copy, for a caller that keeps them (such as arrays that take
+    /// ownership of a `Vec`). The lists are left empty (no list); the scratch stays, and the
+    /// next search allocates only these buffers afresh.
+    pub fn take(&mut self) -> TakenLists<T> {
+        let taken = TakenLists {
+            offsets: std::mem::replace(&mut self.offsets, vec![0]),
+            indices: std::mem::take(&mut self.indices),
+            distances_squared: std::mem::replace(&mut self.has_distances, false)
+                .then(|| std::mem::take(&mut self.distances)),
+        };
+        self.distances.clear();
+        taken
     }
 
     /// The neighbours of point `i`, ascending (or in cell order, see [`ListOrder`]).

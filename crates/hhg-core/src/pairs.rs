@@ -10,11 +10,48 @@ use crate::grid::{Grid, Ranges};
 use crate::kernel::{
     MaskKernel, ROW_SLACK, ScalarKernel, SimdKernel, for_each_hit, gather_point, scan_batch,
 };
-use crate::memory::{PairSink, check_cap, out_of_memory, try_resize};
+use crate::memory::{PairSink, check_cap, out_of_memory, try_reserve_total, try_resize};
 use crate::parallel::{
     DisjointSlice, MIN_ROOM, candidate_room, collect_unit_pairs, exclusive_scan, with_slack,
 };
 use crate::real::Real;
+
+/// An index type that pair outputs can be written in directly: `u32` (the search's own),
+/// `u64`, `usize` or `i64` (the width a caller such as numpy needs), so that no second pass
+/// widens the indices.
+pub trait PairIndex: Copy + Send + Sync + 'static {
+    /// The index `index` in this type (every `u32` fits).
+    fn from_u32(index: u32) -> Self;
+}
+
+impl PairIndex for u32 {
+    #[inline(always)]
+    fn from_u32(index: u32) -> Self {
+        index
+    }
+}
+
+impl PairIndex for u64 {
+    #[inline(always)]
+    fn from_u32(index: u32) -> Self {
+        u64::from(index)
+    }
+}
+
+impl PairIndex for i64 {
+    #[inline(always)]
+    fn from_u32(index: u32) -> Self {
+        i64::from(index)
+    }
+}
+
+impl PairIndex for usize {
+    #[inline(always)]
+    fn from_u32(index: u32) -> Self {
+        // `usize` is at least 32 bits on every target hhg builds for.
+        index as usize
+    }
+}
 
 /// Unique neighbour pairs `[i, j]` with `i < j` in the caller's numbering, optionally with
 /// their squared distances. The order is deterministic (the same for any thread count);
@@ -115,6 +152,17 @@ impl<T: Real> PairList<T> {
     /// How many pairs there are.
     pub fn len(&self) -> usize {
         self.pairs.len()
+    }
+
+    /// Hands over the pairs and, when they were requested, their squared distances, without
+    /// a copy (for a caller that keeps them, such as an array that takes ownership of a
+    /// `Vec`). The list is left empty; its scratch stays, and the next search allocates only
+    /// the output buffers afresh.
+    pub fn take_pairs(&mut self) -> (Vec<[u32; 2]>, Option<Vec<T>>) {
+        let pairs = std::mem::take(&mut self.pairs);
+        let distances = std::mem::take(&mut self.distances);
+        let has_distances = std::mem::replace(&mut self.has_distances, false);
+        (pairs, has_distances.then_some(distances))
     }
 
     /// Tells whether there is no pair.
@@ -309,49 +357,72 @@ impl<T: Real> Grid<T> {
         result
     }
 
+    /// Like [`Grid::pairs`], with the pairs written as two columns `i` and `j` (`i[e] <
+    /// j[e]`, the same pairs in the same order) in the index type a caller needs, such as
+    /// `u64` for numpy: each column is written once, straight from the work units' buffers,
+    /// so no second pass widens or splits the pairs. `scratch` holds the work units' buffers
+    /// (reuse it across calls); its own pairs are left empty.
+    ///
+    /// Fails like [`Grid::pairs`]; `i` and `j` are then left empty.
+    pub fn pair_columns<I: PairIndex>(
+        &self,
+        scratch: &mut PairList<T>,
+        i: &mut Vec<I>,
+        j: &mut Vec<I>,
+    ) -> Result<(), Error> {
+        i.clear();
+        j.clear();
+        let result = match self.kernel {
+            Kernel::Simd => self.gather_unit_pairs::<SimdKernel>(scratch, false),
+            Kernel::Scalar => self.gather_unit_pairs::<ScalarKernel>(scratch, false),
+        };
+        scratch.clear();
+        let Some(total) = result? else {
+            return Ok(());
+        };
+        let units = self.units.len();
+        let what = "the pair columns";
+        try_reserve_total(i, total, what)?;
+        try_reserve_total(j, total, what)?;
+        let i_slots = DisjointSlice::new(&mut i.spare_capacity_mut()[..total]);
+        let j_slots = DisjointSlice::new(&mut j.spare_capacity_mut()[..total]);
+        let unit_offsets = &scratch.unit_offsets;
+        scratch.unit_pairs[..units]
+            .par_iter()
+            .enumerate()
+            .for_each(|(u, buffer)| {
+                let (start, len) = (unit_offsets[u], buffer.pairs.len());
+                // SAFETY: unit u owns slots start..start + len of both columns; the units'
+                // ranges partition 0..total, within the reserved capacity.
+                let (i_out, j_out) =
+                    unsafe { (i_slots.range_mut(start, len), j_slots.range_mut(start, len)) };
+                for ((i_slot, j_slot), &[a, b]) in i_out.iter_mut().zip(j_out).zip(&buffer.pairs) {
+                    i_slot.write(I::from_u32(a));
+                    j_slot.write(I::from_u32(b));
+                }
+            });
+        // SAFETY: the units' ranges tile 0..total and each unit wrote every slot of its range
+        // in both columns.
+        unsafe {
+            i.set_len(total);
+            j.set_len(total);
+        }
+        Ok(())
+    }
+
     fn pairs_with<K: MaskKernel>(
         &self,
         out: &mut PairList<T>,
         with_distances: bool,
     ) -> Result<(), Error> {
         out.has_distances = with_distances;
-        let Some(table) = self.table.as_ref() else {
+        let Some(total) = self.gather_unit_pairs::<K>(out, with_distances)? else {
             out.pairs.clear();
             out.distances.clear();
             return Ok(());
         };
-        // Pass 1: each unit gathers its pairs into its own buffer.
         let units = self.units.len();
-        if out.unit_pairs.len() < units {
-            crate::memory::try_reserve_total(&mut out.unit_pairs, units, "the work units' pairs")?;
-            out.unit_pairs.resize_with(units, UnitPairs::default);
-        }
-        let build = self.run_time_build::<K>();
-        let cap = out.cap();
-        self.units
-            .par_iter()
-            .zip(out.unit_pairs[..units].par_iter_mut())
-            .for_each(|(&unit, buffer)| {
-                let task = PairTask { table, unit, cap };
-                self.run_task::<K, _>(&task, buffer, with_distances, build);
-            });
-        if let Some(error) = out.unit_pairs[..units]
-            .iter_mut()
-            .find_map(|buffer| buffer.failure.take())
-        {
-            return Err(error);
-        }
-        // Pass 2: unit offsets, then each unit copies its pairs into place.
-        out.unit_offsets.clear();
-        out.unit_offsets.extend(
-            out.unit_pairs[..units]
-                .iter()
-                .map(|buffer| buffer.pairs.len()),
-        );
-        out.unit_offsets.push(0);
-        let total = exclusive_scan(&mut out.unit_offsets[..units], &mut out.scan);
-        out.unit_offsets[units] = total;
-        check_cap("pairs", total, cap)?;
+        // Pass 2: each unit copies its pairs into place.
         // Only growth writes: every pair below `total` is overwritten by the copies.
         try_resize(&mut out.pairs, total, [0, 0], "the pairs")?;
         if with_distances {
@@ -380,6 +451,51 @@ impl<T: Real> Grid<T> {
                 }
             });
         Ok(())
+    }
+
+    /// Pass 1 of the pairs: each work unit gathers its pairs into its own buffer of `out`,
+    /// then `out.unit_offsets` gets each unit's first place in the output. Returns the pair
+    /// count (`None` for an empty grid).
+    fn gather_unit_pairs<K: MaskKernel>(
+        &self,
+        out: &mut PairList<T>,
+        with_distances: bool,
+    ) -> Result<Option<usize>, Error> {
+        let Some(table) = self.table.as_ref() else {
+            return Ok(None);
+        };
+        let units = self.units.len();
+        if out.unit_pairs.len() < units {
+            try_reserve_total(&mut out.unit_pairs, units, "the work units' pairs")?;
+            out.unit_pairs.resize_with(units, UnitPairs::default);
+        }
+        let build = self.run_time_build::<K>();
+        let cap = out.cap();
+        self.units
+            .par_iter()
+            .zip(out.unit_pairs[..units].par_iter_mut())
+            .for_each(|(&unit, buffer)| {
+                let task = PairTask { table, unit, cap };
+                self.run_task::<K, _>(&task, buffer, with_distances, build);
+            });
+        if let Some(error) = out.unit_pairs[..units]
+            .iter_mut()
+            .find_map(|buffer| buffer.failure.take())
+        {
+            return Err(error);
+        }
+        // The unit offsets: where each unit's pairs go in the output.
+        out.unit_offsets.clear();
+        out.unit_offsets.extend(
+            out.unit_pairs[..units]
+                .iter()
+                .map(|buffer| buffer.pairs.len()),
+        );
+        out.unit_offsets.push(0);
+        let total = exclusive_scan(&mut out.unit_offsets[..units], &mut out.scan);
+        out.unit_offsets[units] = total;
+        check_cap("pairs", total, cap)?;
+        Ok(Some(total))
     }
 
     /// Gathers the unique pairs of work unit `unit` into `buffer` with kernel `K`: each point

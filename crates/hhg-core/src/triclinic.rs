@@ -9,14 +9,16 @@
 //! caller's own coordinates (see [`AllImagesSearch`]), so the result is exactly what a
 //! brute-force loop over all shifts with that formula reports.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
 use crate::error::Error;
 use crate::geometry::{Points, first_non_finite};
 use crate::grid::{Grid, check_radius};
-use crate::pairs::PairList;
+use crate::memory::try_reserve_total;
+use crate::pairs::{PairIndex, PairList};
 use crate::parallel::DisjointSlice;
 use crate::periodic::{MAX_IMAGES, PeriodicPair};
 use crate::real::Real;
@@ -352,7 +354,8 @@ impl<T: Real> ImagePairList<T> {
         &self.vectors
     }
 
-    /// How many pairs there are.
+    /// How many pairs there are (with [`AllImagesSearch::pair_columns`], which leaves
+    /// `pairs()` empty: see [`ImagePairColumns`]).
     pub fn len(&self) -> usize {
         self.pairs.len()
     }
@@ -360,6 +363,18 @@ impl<T: Real> ImagePairList<T> {
     /// Tells whether there is no pair.
     pub fn is_empty(&self) -> bool {
         self.pairs.is_empty()
+    }
+
+    /// Hands over the distances without a copy (empty when the list was set not to hold
+    /// them); `distances()` is left empty.
+    pub fn take_distances(&mut self) -> Vec<T> {
+        std::mem::take(&mut self.distances)
+    }
+
+    /// Hands over the vectors without a copy (empty when the list was set not to hold
+    /// them); `vectors()` is left empty.
+    pub fn take_vectors(&mut self) -> Vec<[T; 3]> {
+        std::mem::take(&mut self.vectors)
     }
 
     /// The bytes held by the list's buffers (capacity, not length), scratch included.
@@ -394,6 +409,75 @@ impl<T: Real> ImagePairList<T> {
     pub fn set_vectors(&mut self, wanted: bool) {
         self.without_vectors = !wanted;
     }
+}
+
+/// The pairs of an [`AllImagesSearch`] as columns, filled by
+/// [`AllImagesSearch::pair_columns`]: `i` and `j` in the index type `I` a caller needs (for
+/// instance `u64` for numpy), and the cell shifts as `[i32; 3]`, each written once, straight
+/// from the search's kept candidates. [`ImagePairColumns::take`] hands the columns over
+/// without a copy.
+#[derive(Clone, Debug, Default)]
+pub struct ImagePairColumns<I> {
+    i: Vec<I>,
+    j: Vec<I>,
+    shifts: Vec<[i32; 3]>,
+    with_indices: bool,
+    with_shifts: bool,
+}
+
+impl<I: PairIndex> ImagePairColumns<I> {
+    /// Columns that hold `i` and `j` when `indices` is set and the shifts when `shifts` is
+    /// set (the columns not asked for stay empty and cost nothing).
+    pub fn new(indices: bool, shifts: bool) -> Self {
+        Self {
+            i: Vec::new(),
+            j: Vec::new(),
+            shifts: Vec::new(),
+            with_indices: indices,
+            with_shifts: shifts,
+        }
+    }
+
+    /// The first index of each pair (empty unless the indices were asked for).
+    pub fn i(&self) -> &[I] {
+        &self.i
+    }
+
+    /// The second index of each pair (empty unless the indices were asked for).
+    pub fn j(&self) -> &[I] {
+        &self.j
+    }
+
+    /// The cell shift of each pair (empty unless the shifts were asked for): the pair's
+    /// vector is `x[j] - x[i] + shift . vectors`.
+    pub fn shifts(&self) -> &[[i32; 3]] {
+        &self.shifts
+    }
+
+    /// Hands over `(i, j, shifts)` without a copy; the columns are left empty.
+    pub fn take(&mut self) -> (Vec<I>, Vec<I>, Vec<[i32; 3]>) {
+        (
+            std::mem::take(&mut self.i),
+            std::mem::take(&mut self.j),
+            std::mem::take(&mut self.shifts),
+        )
+    }
+
+    fn clear(&mut self) {
+        self.i.clear();
+        self.j.clear();
+        self.shifts.clear();
+    }
+}
+
+/// A shift in 32 bits per axis, if it fits.
+#[inline]
+fn narrow_shift(shift: [i64; 3]) -> Option<[i32; 3]> {
+    Some([
+        i32::try_from(shift[0]).ok()?,
+        i32::try_from(shift[1]).ok()?,
+        i32::try_from(shift[2]).ok()?,
+    ])
 }
 
 /// Fixed-radius search in a triclinic periodic cell with every image: all pairs `(i, j, S)`
@@ -738,17 +822,52 @@ impl<T: Real> AllImagesSearch<T> {
     /// Fails with [`Error::OutOfMemory`] when the candidate pairs cannot be allocated, and
     /// then leaves `out` empty.
     pub fn pairs(&self, set: PairSet, out: &mut ImagePairList<T>) -> Result<(), Error> {
-        let result = self.pairs_into(set, out);
+        self.pairs_or_columns::<u32>(set, out, None)
+    }
+
+    /// Like [`AllImagesSearch::pairs`], with the pairs written as the columns `columns`
+    /// asks for ([`ImagePairColumns`]: `i`, `j` in the caller's index type, the shifts in
+    /// 32 bits) instead of [`PeriodicPair`]s: `out.pairs()` is left empty, and `out` gives
+    /// the order and holds the distances and vectors as it is set to. Each column is
+    /// written once, straight from the search's kept candidates.
+    ///
+    /// Fails like [`AllImagesSearch::pairs`], and with [`Error::ShiftOutOfRange`] when a
+    /// shift does not fit in 32 bits (points more than `2^31` cell vectors away from the
+    /// cell); `out` and `columns` are then left empty.
+    pub fn pair_columns<I: PairIndex>(
+        &self,
+        set: PairSet,
+        out: &mut ImagePairList<T>,
+        columns: &mut ImagePairColumns<I>,
+    ) -> Result<(), Error> {
+        self.pairs_or_columns(set, out, Some(columns))
+    }
+
+    fn pairs_or_columns<I: PairIndex>(
+        &self,
+        set: PairSet,
+        out: &mut ImagePairList<T>,
+        mut columns: Option<&mut ImagePairColumns<I>>,
+    ) -> Result<(), Error> {
+        let result = self.pairs_into(set, out, columns.as_deref_mut());
         if result.is_err() || self.points.is_empty() {
             // Nothing built, or the last build failed (the grid may hold an older build).
             out.pairs.clear();
             out.distances.clear();
             out.vectors.clear();
+            if let Some(columns) = columns {
+                columns.clear();
+            }
         }
         result
     }
 
-    fn pairs_into(&self, set: PairSet, out: &mut ImagePairList<T>) -> Result<(), Error> {
+    fn pairs_into<I: PairIndex>(
+        &self,
+        set: PairSet,
+        out: &mut ImagePairList<T>,
+        mut columns: Option<&mut ImagePairColumns<I>>,
+    ) -> Result<(), Error> {
         if self.points.is_empty() {
             return Ok(());
         }
@@ -817,7 +936,11 @@ impl<T: Real> AllImagesSearch<T> {
             PairOrder::Found => {
                 // Pass 2: the outputs straight from the kept candidates, each in one parallel
                 // pass (a full list: the half list, then its mirrors in the same order).
-                write_kept(pairs, blocks, full, pair_of, |k| mirrored(pair_of(k)));
+                pairs.clear();
+                match columns.as_deref_mut() {
+                    Some(columns) => write_kept_columns(columns, blocks, full, &pair_of)?,
+                    None => write_kept(pairs, blocks, full, pair_of, |k| mirrored(pair_of(k)))?,
+                }
                 distances.clear();
                 if !*without_distances {
                     let distance = |pair| T::from_f64(self.rule_distance_squared(pair).sqrt());
@@ -827,7 +950,7 @@ impl<T: Real> AllImagesSearch<T> {
                         full,
                         |k| distance(pair_of(k)),
                         |k| distance(pair_of(k)),
-                    );
+                    )?;
                 }
                 vectors.clear();
                 if !*without_vectors {
@@ -841,18 +964,21 @@ impl<T: Real> AllImagesSearch<T> {
                         full,
                         |k| vector(pair_of(k)),
                         |k| vector(mirrored(pair_of(k))),
-                    );
+                    )?;
                 }
             }
             PairOrder::Sorted => {
                 self.sort_accepted(blocks, full, &pair_of, accepted);
                 pairs.clear();
-                pairs.par_extend(
-                    accepted
-                        .par_iter()
-                        .with_min_len(OUTPUT_TASK)
-                        .map(|pair| pair.pair),
-                );
+                match columns {
+                    Some(columns) => columns_from_sorted(columns, accepted)?,
+                    None => pairs.par_extend(
+                        accepted
+                            .par_iter()
+                            .with_min_len(OUTPUT_TASK)
+                            .map(|pair| pair.pair),
+                    ),
+                }
                 distances.clear();
                 if !*without_distances {
                     distances.par_extend(
@@ -995,22 +1121,31 @@ fn mirrored(pair: PeriodicPair) -> PeriodicPair {
     }
 }
 
-/// Refills `out` with `value(k)` for every kept candidate `k` of `blocks` (`k` the
-/// candidate's index, a block's places counted from `b * CANDIDATE_BLOCK`), block after block,
-/// then (`full`) with `mirror(k)` for each in the same order, written in parallel straight
-/// into the vector's spare capacity (no pass that first fills it with placeholders).
-fn write_kept<V: Send>(
-    out: &mut Vec<V>,
+/// One output's slots per block of kept candidates: the block's slots of the half list, and
+/// (for a full list) those of its mirrors.
+type BlockTargets<'a, V> = Vec<(&'a mut [MaybeUninit<V>], &'a mut [MaybeUninit<V>])>;
+
+/// Empties `out` and makes room for `count` values (an error, not an abort, without the
+/// memory).
+fn reserve_output<V>(out: &mut Vec<V>, count: usize, what: &'static str) -> Result<(), Error> {
+    out.clear();
+    try_reserve_total(out, count, what)
+}
+
+/// Splits the first `half` (and, with `full`, the next `half`) slots of `spare` into the
+/// targets of each block of `blocks` (`half` the blocks' total length); every target is
+/// empty when `wanted` is not set.
+fn block_targets<'a, V>(
+    spare: &'a mut [MaybeUninit<V>],
     blocks: &[Vec<u16>],
     full: bool,
-    value: impl Fn(usize) -> V + Sync,
-    mirror: impl Fn(usize) -> V + Sync,
-) {
+    wanted: bool,
+) -> BlockTargets<'a, V> {
+    if !wanted {
+        return blocks.iter().map(|_| (&mut [][..], &mut [][..])).collect();
+    }
     let half: usize = blocks.iter().map(Vec::len).sum();
-    let count = if full { 2 * half } else { half };
-    out.clear();
-    out.reserve(count);
-    let (mut first, mut second) = out.spare_capacity_mut()[..count].split_at_mut(half);
+    let (mut first, mut second) = spare.split_at_mut(half);
     let mut targets = Vec::with_capacity(blocks.len());
     for kept in blocks {
         let (target, tail) = first.split_at_mut(kept.len());
@@ -1024,6 +1159,29 @@ fn write_kept<V: Send>(
         };
         targets.push((target, mirror_target));
     }
+    targets
+}
+
+/// The number of values an output of the kept candidates of `blocks` holds.
+fn kept_count(blocks: &[Vec<u16>], full: bool) -> usize {
+    let half: usize = blocks.iter().map(Vec::len).sum();
+    if full { 2 * half } else { half }
+}
+
+/// Refills `out` with `value(k)` for every kept candidate `k` of `blocks` (`k` the
+/// candidate's index, a block's places counted from `b * CANDIDATE_BLOCK`), block after block,
+/// then (`full`) with `mirror(k)` for each in the same order, written in parallel straight
+/// into the vector's spare capacity (no pass that first fills it with placeholders).
+fn write_kept<V: Send>(
+    out: &mut Vec<V>,
+    blocks: &[Vec<u16>],
+    full: bool,
+    value: impl Fn(usize) -> V + Sync,
+    mirror: impl Fn(usize) -> V + Sync,
+) -> Result<(), Error> {
+    let count = kept_count(blocks, full);
+    reserve_output(out, count, "the periodic pairs' outputs")?;
+    let targets = block_targets(out.spare_capacity_mut(), blocks, full, true);
     targets
         .into_par_iter()
         .zip(blocks.par_iter())
@@ -1041,6 +1199,131 @@ fn write_kept<V: Send>(
     // target, and with `full` its mirror target, is as long as the block, and the blocks'
     // lengths sum to `half`), and the loops above wrote every slot of every target.
     unsafe { out.set_len(count) }
+    Ok(())
+}
+
+/// Refills the columns `columns` asks for from the kept candidates of `blocks` (as
+/// [`write_kept`] orders them: block after block, then the mirrors `(j, i, -S)`), all in one
+/// parallel pass that finds each candidate's pair once.
+fn write_kept_columns<I: PairIndex>(
+    columns: &mut ImagePairColumns<I>,
+    blocks: &[Vec<u16>],
+    full: bool,
+    pair_of: &(impl Fn(usize) -> PeriodicPair + Sync),
+) -> Result<(), Error> {
+    let count = kept_count(blocks, full);
+    let (indices, shifts) = (columns.with_indices, columns.with_shifts);
+    let what = "the periodic pairs' columns";
+    let index_count = if indices { count } else { 0 };
+    reserve_output(&mut columns.i, index_count, what)?;
+    reserve_output(&mut columns.j, index_count, what)?;
+    reserve_output(&mut columns.shifts, if shifts { count } else { 0 }, what)?;
+    let too_far = AtomicBool::new(false);
+    let i_targets = block_targets(columns.i.spare_capacity_mut(), blocks, full, indices);
+    let j_targets = block_targets(columns.j.spare_capacity_mut(), blocks, full, indices);
+    let s_targets = block_targets(columns.shifts.spare_capacity_mut(), blocks, full, shifts);
+    i_targets
+        .into_par_iter()
+        .zip(j_targets)
+        .zip(s_targets)
+        .zip(blocks.par_iter())
+        .enumerate()
+        .for_each(|(b, (((i_out, j_out), s_out), kept))| {
+            let start = b * CANDIDATE_BLOCK;
+            let (i_half, i_mirror) = i_out;
+            let (j_half, j_mirror) = j_out;
+            let (s_half, s_mirror) = s_out;
+            for (at, &k) in kept.iter().enumerate() {
+                let pair = pair_of(start + usize::from(k));
+                let (i, j) = (I::from_u32(pair.i), I::from_u32(pair.j));
+                if indices {
+                    i_half[at].write(i);
+                    j_half[at].write(j);
+                    if full {
+                        i_mirror[at].write(j);
+                        j_mirror[at].write(i);
+                    }
+                }
+                if shifts {
+                    let shift = narrow_shift(pair.shift).unwrap_or_else(|| {
+                        too_far.store(true, Ordering::Relaxed);
+                        [0; 3]
+                    });
+                    s_half[at].write(shift);
+                    if full {
+                        s_mirror[at].write(shift.map(|s| -s));
+                    }
+                }
+            }
+        });
+    // SAFETY: as in `write_kept`, for each column asked for (the targets of the others are
+    // empty and their lengths stay 0): every slot of its targets, which tile its first
+    // `count` slots, was written above.
+    unsafe {
+        columns.i.set_len(index_count);
+        columns.j.set_len(index_count);
+        if shifts {
+            columns.shifts.set_len(count);
+        }
+    }
+    if too_far.into_inner() {
+        // The first pair whose shift does not fit, in the list's order.
+        let pair = blocks
+            .iter()
+            .enumerate()
+            .flat_map(|(b, kept)| {
+                kept.iter()
+                    .map(move |&k| b * CANDIDATE_BLOCK + usize::from(k))
+            })
+            .map(pair_of)
+            .find(|pair| narrow_shift(pair.shift).is_none())
+            .expect("a shift did not fit");
+        return Err(shift_out_of_range(pair));
+    }
+    Ok(())
+}
+
+/// Refills the columns `columns` asks for from the sorted pairs `accepted`.
+fn columns_from_sorted<I: PairIndex>(
+    columns: &mut ImagePairColumns<I>,
+    accepted: &[Accepted],
+) -> Result<(), Error> {
+    columns.clear();
+    let what = "the periodic pairs' columns";
+    if columns.with_shifts {
+        if let Some(bad) = accepted
+            .par_iter()
+            .find_first(|a| narrow_shift(a.pair.shift).is_none())
+        {
+            return Err(shift_out_of_range(bad.pair));
+        }
+        try_reserve_total(&mut columns.shifts, accepted.len(), what)?;
+        columns.shifts.par_extend(
+            accepted
+                .par_iter()
+                .with_min_len(OUTPUT_TASK)
+                .map(|a| narrow_shift(a.pair.shift).unwrap_or([0; 3])),
+        );
+    }
+    if columns.with_indices {
+        try_reserve_total(&mut columns.i, accepted.len(), what)?;
+        try_reserve_total(&mut columns.j, accepted.len(), what)?;
+        accepted
+            .par_iter()
+            .with_min_len(OUTPUT_TASK)
+            .map(|a| (I::from_u32(a.pair.i), I::from_u32(a.pair.j)))
+            .unzip_into_vecs(&mut columns.i, &mut columns.j);
+    }
+    Ok(())
+}
+
+/// The error of a pair whose shift does not fit in 32 bits.
+fn shift_out_of_range(pair: PeriodicPair) -> Error {
+    Error::ShiftOutOfRange {
+        i: pair.i,
+        j: pair.j,
+        shift: pair.shift,
+    }
 }
 
 /// Whether a point's pair with its own image at `shift` (nonzero) is the one a half list

@@ -99,6 +99,66 @@ fn run_path<T: TestReal>(
         .expect("pair distances were requested");
     check_pair_distances(&label, pairs_d.pairs(), pair_d2, points);
 
+    // Taking the outputs hands over exactly what the list held and leaves it empty; the
+    // next search refills it the same.
+    let mut taken_list = pairs_d.clone();
+    let (taken, taken_d2) = taken_list.take_pairs();
+    assert_same_seq(&format!("{what}: take_pairs"), &taken, pairs.pairs());
+    assert_eq!(
+        taken_d2.as_deref(),
+        Some(pair_d2),
+        "{what}: take_pairs distances"
+    );
+    assert!(taken_list.is_empty() && taken_list.distances_squared().is_none());
+    grid.pairs_with_distances(&mut taken_list).unwrap();
+    assert_same_seq(
+        &format!("{what}: pairs after take"),
+        taken_list.pairs(),
+        &taken,
+    );
+    let (offsets, indices) = (lists_d.offsets().to_vec(), lists_d.indices().to_vec());
+    let distances = lists_d.distances_squared().map(<[_]>::to_vec);
+    let taken = lists_d.take();
+    assert_eq!(
+        (&taken.offsets, &taken.indices, &taken.distances_squared),
+        (&offsets, &indices, &distances),
+        "{what}: NeighborLists::take"
+    );
+    assert!(lists_d.is_empty() && lists_d.indices().is_empty());
+    assert!(lists_d.distances_squared().is_none());
+    grid.neighbor_lists_with_distances(&mut lists_d).unwrap();
+    assert_eq!(lists_d.indices(), &indices[..], "{what}: lists after take");
+    assert!(lists.clone().take().distances_squared.is_none());
+
+    // The pairs as `u64` and `u32` columns: the same pairs in the same order, with a fresh
+    // scratch and with one that held other outputs (left without pairs).
+    let (mut i_wide, mut j_wide) = (vec![7u64; 3], Vec::new());
+    grid.pair_columns(&mut PairList::default(), &mut i_wide, &mut j_wide)
+        .unwrap();
+    let wide: Vec<[u32; 2]> = i_wide
+        .iter()
+        .zip(&j_wide)
+        .map(|(&i, &j)| [u32::try_from(i).unwrap(), u32::try_from(j).unwrap()])
+        .collect();
+    assert_same_seq(&format!("{what}: pair_columns (u64)"), &wide, pairs.pairs());
+    let (mut i_narrow, mut j_narrow) = (Vec::<u32>::new(), Vec::new());
+    grid.pair_columns(&mut taken_list, &mut i_narrow, &mut j_narrow)
+        .unwrap();
+    assert!(
+        taken_list.is_empty(),
+        "{what}: pair_columns leaves its scratch without pairs"
+    );
+    let narrow: Vec<[u32; 2]> = i_narrow
+        .iter()
+        .zip(&j_narrow)
+        .map(|(&i, &j)| [i, j])
+        .collect();
+    assert_same_seq(
+        &format!("{what}: pair_columns (u32)"),
+        &narrow,
+        pairs.pairs(),
+    );
+
     // The sequential visitor walks the pairs in the order of `pairs`.
     let mut visited = Vec::new();
     grid.for_each_pair(|i, j, d2| visited.push((i, j, d2.bits())));

@@ -5,7 +5,9 @@
 
 use hhg_core::Error;
 use hhg_core::periodic::PeriodicPair;
-use hhg_core::triclinic::{AllImagesSearch, ImagePairList, PairOrder, PairSet, TriclinicBox};
+use hhg_core::triclinic::{
+    AllImagesSearch, ImagePairColumns, ImagePairList, PairOrder, PairSet, TriclinicBox,
+};
 use hhg_testkit::{SplitMix64, TestReal, for_both_precisions, in_pool, oracle_all_images_pairs};
 
 /// One search's output: pairs, distances and vectors, widened to `f64` bits.
@@ -100,9 +102,92 @@ fn check<T: TestReal>(name: &str, points: &[[T; 3]], cutoff: T, cell: TriclinicB
                 );
             }
         }
+        // The same pairs as columns (`u64` and `u32` indices, 32-bit shifts), in both
+        // orders, on 1 and 2 threads: sorted with the oracle's distances and vectors, in the
+        // grid's order without them.
+        for threads in [1, 2] {
+            let sorted = in_pool(threads, || {
+                run_columns::<T, u64>(points, cutoff, cell, set, true)
+            });
+            assert!(
+                sorted.0 == want.0,
+                "{what}: sorted columns differ from the oracle"
+            );
+            assert!(
+                (&sorted.1, &sorted.2) == (&want.1, &want.2),
+                "{what}: the columns' distances or vectors differ from the oracle"
+            );
+            let found = in_pool(threads, || {
+                run_columns::<T, u32>(points, cutoff, cell, set, false)
+            });
+            assert!(
+                found.0 == found_one,
+                "{what}: found columns differ from the found pairs"
+            );
+            assert!(found.1.is_empty() && found.2.is_empty());
+        }
         pairs_found = one.0.len();
     }
     pairs_found
+}
+
+/// The pairs as columns (index type `I`), rebuilt into pairs, with the list's distances and
+/// vectors: sorted with distances and vectors when `sorted`, else in the grid's order
+/// without them. Also checks that columns asked for alone are the same columns.
+fn run_columns<T: TestReal, I: hhg_core::PairIndex + Into<u64>>(
+    points: &[[T; 3]],
+    cutoff: T,
+    cell: TriclinicBox<T>,
+    set: PairSet,
+    sorted: bool,
+) -> Output {
+    let mut search = AllImagesSearch::new(cutoff, cell).unwrap();
+    search.build(points).unwrap();
+    let mut out = ImagePairList::default();
+    out.set_order(if sorted {
+        PairOrder::Sorted
+    } else {
+        PairOrder::Found
+    });
+    out.set_distances(sorted);
+    out.set_vectors(sorted);
+    let mut columns = ImagePairColumns::<I>::new(true, true);
+    search.pair_columns(set, &mut out, &mut columns).unwrap();
+    assert!(
+        out.pairs().is_empty(),
+        "columns leave the list's pairs empty"
+    );
+    let count = columns.i().len();
+    assert_eq!((columns.j().len(), columns.shifts().len()), (count, count));
+    let pairs: Vec<PeriodicPair> = (0..count)
+        .map(|e| PeriodicPair {
+            i: u32::try_from(columns.i()[e].into()).unwrap(),
+            j: u32::try_from(columns.j()[e].into()).unwrap(),
+            shift: columns.shifts()[e].map(i64::from),
+        })
+        .collect();
+    // Each column alone is the same column; a repeated call refills the columns.
+    let mut indices_only = ImagePairColumns::<I>::new(true, false);
+    search
+        .pair_columns(set, &mut out, &mut indices_only)
+        .unwrap();
+    search
+        .pair_columns(set, &mut out, &mut indices_only)
+        .unwrap();
+    assert!(indices_only.shifts().is_empty());
+    let same = |a: &[I], b: &[I]| a.iter().map(|&v| v.into()).eq(b.iter().map(|&v| v.into()));
+    assert!(same(indices_only.i(), columns.i()) && same(indices_only.j(), columns.j()));
+    let mut shifts_only = ImagePairColumns::<I>::new(false, true);
+    search
+        .pair_columns(set, &mut out, &mut shifts_only)
+        .unwrap();
+    assert!(shifts_only.i().is_empty() && shifts_only.j().is_empty());
+    assert_eq!(shifts_only.shifts(), columns.shifts());
+    (
+        pairs,
+        out.distances().iter().map(|d| d.bits()).collect(),
+        out.vectors().iter().map(|v| v.map(|c| c.bits())).collect(),
+    )
 }
 
 /// The pairs in the grid's order, without distances and vectors.
@@ -518,4 +603,49 @@ fn bad_cells_and_cutoffs_are_refused() {
         "{error}"
     );
     assert!(search.is_empty());
+}
+
+/// A shift beyond 32 bits (points `2^32` cells apart) is an error for the columns' 32-bit
+/// shifts, naming the pair, and leaves the columns empty; the pairs and the columns without
+/// shifts still hold the pair.
+#[test]
+fn shifts_beyond_32_bits_are_refused_by_the_columns() {
+    let cell = TriclinicBox::new([[2.0f64, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 2.0]]);
+    let mut search = AllImagesSearch::new(1.0, cell).unwrap();
+    let far = 0.5 + 2.0 * (1u64 << 32) as f64;
+    search.build(&[[0.5; 3], [far, 0.5, 0.5]]).unwrap();
+    let mut out = ImagePairList::default();
+    search.pairs(PairSet::Half, &mut out).unwrap();
+    assert_eq!(out.pairs().len(), 1);
+    assert_eq!(out.pairs()[0].shift, [-(1i64 << 32), 0, 0]);
+    for order in [PairOrder::Found, PairOrder::Sorted] {
+        out.set_order(order);
+        let mut columns = ImagePairColumns::<u64>::new(true, true);
+        // Filled by an earlier call: a failed call leaves the columns empty.
+        search
+            .pair_columns(
+                PairSet::Half,
+                &mut out,
+                &mut ImagePairColumns::<u64>::new(true, false),
+            )
+            .unwrap();
+        let error = search
+            .pair_columns(PairSet::Full, &mut out, &mut columns)
+            .unwrap_err();
+        assert!(
+            matches!(error, Error::ShiftOutOfRange { i: 0, j: 1, shift } if shift[0] == -(1i64 << 32)),
+            "{order:?}: {error}"
+        );
+        assert!(
+            error.to_string().contains("does not fit in 32 bits"),
+            "{error}"
+        );
+        assert!(columns.i().is_empty() && columns.shifts().is_empty());
+        assert!(out.distances().is_empty());
+        let mut indices = ImagePairColumns::<u64>::new(true, false);
+        search
+            .pair_columns(PairSet::Full, &mut out, &mut indices)
+            .unwrap();
+        assert_eq!((indices.i(), indices.j()), (&[0u64, 1][..], &[1u64, 0][..]));
+    }
 }

@@ -114,8 +114,8 @@ pub fn matrix<T: Element, const N: usize>(
 /// Elements per rayon task of the parallel copies out of the core's buffers.
 const PAR_COPY_MIN: usize = 1 << 14;
 
-/// A copy of `values` made by one parallel pass (the core's output buffers are reused from
-/// call to call, so numpy gets a `Vec` of its own).
+/// A copy of `values` made by one parallel pass, for outputs the core keeps (the lists of a
+/// `NeighborSearch`, which can be asked for again).
 pub fn par_copy<V: Copy + Send + Sync>(values: &[V]) -> Vec<V> {
     let mut out = Vec::new();
     values
@@ -127,7 +127,7 @@ pub fn par_copy<V: Copy + Send + Sync>(values: &[V]) -> Vec<V> {
 }
 
 /// Compressed sparse row lists as owned arrays: offsets as int64 (numpy's index type) and
-/// indices as uint32, each filled by one parallel pass from the core's buffers.
+/// indices as uint32, taken from the core or copied by one parallel pass.
 pub struct CsrArrays<T> {
     /// `offsets[i] .. offsets[i + 1]` are list `i`'s entries.
     pub offsets: Vec<i64>,
@@ -152,6 +152,23 @@ impl<T: hhg_core::Real + Element> CsrArrays<T> {
             offsets,
             indices: par_copy(lists.indices()),
             distances_squared: distances_squared.map(par_copy),
+        }
+    }
+
+    /// The lists the core hands over ([`hhg_core::NeighborLists::take`]): indices and
+    /// distances without a copy, the offsets widened to int64 in one parallel pass.
+    pub fn from_taken(lists: hhg_core::TakenLists<T>, with_distances: bool) -> Self {
+        let mut offsets = Vec::new();
+        lists
+            .offsets
+            .par_iter()
+            .with_min_len(PAR_COPY_MIN)
+            .map(|&o| o as i64)
+            .collect_into_vec(&mut offsets);
+        Self {
+            offsets,
+            indices: lists.indices,
+            distances_squared: lists.distances_squared.filter(|_| with_distances),
         }
     }
 

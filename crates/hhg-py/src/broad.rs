@@ -164,7 +164,7 @@ impl BroadPhase {
                 typed
                     .broad
                     .pairs(&mut typed.pairs)
-                    .map(|()| PairArrays::from_list(&typed.pairs, false))
+                    .map(|()| PairArrays::from_list(&mut typed.pairs, false))
             })?
             .map_err(to_py)?
             .into_py(py),
@@ -172,7 +172,7 @@ impl BroadPhase {
                 typed
                     .broad
                     .pairs(&mut typed.pairs)
-                    .map(|()| PairArrays::from_list(&typed.pairs, false))
+                    .map(|()| PairArrays::from_list(&mut typed.pairs, false))
             })?
             .map_err(to_py)?
             .into_py(py),

@@ -6,7 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use crate::arrays::{self, CsrArrays, Points, Precision, par_copy};
+use crate::arrays::{self, CsrArrays, Points, Precision};
 use crate::errors::to_py;
 use crate::threads;
 
@@ -32,7 +32,7 @@ impl<T: Real + Element> Typed<T> {
         } else {
             self.grid.neighbor_lists(&mut self.lists)?;
         }
-        Ok(CsrArrays::from_lists(&self.lists, with_distances))
+        Ok(CsrArrays::from_taken(self.lists.take(), with_distances))
     }
 
     fn query(
@@ -45,7 +45,7 @@ impl<T: Real + Element> Typed<T> {
         } else {
             self.grid.query(queries, &mut self.lists)?;
         }
-        Ok(CsrArrays::from_lists(&self.lists, with_distances))
+        Ok(CsrArrays::from_taken(self.lists.take(), with_distances))
     }
 
     fn pairs(&mut self, with_distances: bool) -> Result<PairArrays<T>, hhg_core::Error> {
@@ -54,7 +54,7 @@ impl<T: Real + Element> Typed<T> {
         } else {
             self.grid.pairs(&mut self.pairs)?;
         }
-        Ok(PairArrays::from_list(&self.pairs, with_distances))
+        Ok(PairArrays::from_list(&mut self.pairs, with_distances))
     }
 }
 
@@ -65,12 +65,12 @@ pub struct PairArrays<T> {
 }
 
 impl<T: Real + Element> PairArrays<T> {
-    /// Copies the pairs out of the core's reused buffers, in parallel.
-    pub fn from_list(list: &PairList<T>, with_distances: bool) -> Self {
-        let distances_squared = list.distances_squared().filter(|_| with_distances);
+    /// Takes the pairs (and distances) out of the core's list without a copy.
+    pub fn from_list(list: &mut PairList<T>, with_distances: bool) -> Self {
+        let (pairs, distances_squared) = list.take_pairs();
         Self {
-            pairs: par_copy(list.pairs()),
-            distances_squared: distances_squared.map(par_copy),
+            pairs,
+            distances_squared: distances_squared.filter(|_| with_distances),
         }
     }
 

@@ -3,9 +3,12 @@
 //!
 //! Every search runs inside a rayon pool of the requested size (module `threads`), detached from
 //! the interpreter. Inputs are borrowed numpy arrays (converted once by the rule of
-//! `arrays::points`); outputs are numpy arrays that take ownership of the `Vec` the binding
-//! fills from the core's reused buffers in parallel passes.
+//! `arrays::points`); outputs are numpy arrays that take ownership of a `Vec`: the core's own
+//! output buffer handed over without a copy where it has the dtype the call returns (pairs,
+//! lists, the periodic search's `i`, `j`, `S` columns written in the binding's widths), else
+//! one filled by one parallel pass.
 
+mod alloc;
 mod arrays;
 mod broad;
 mod errors;
@@ -15,6 +18,10 @@ mod search;
 mod threads;
 
 use pyo3::prelude::*;
+
+/// Large outputs fault in huge pages (see `alloc`).
+#[global_allocator]
+static ALLOCATOR: alloc::HugePages = alloc::HugePages;
 
 /// hhg's native module: see the package `hhg` for the documentation.
 #[pymodule]

@@ -1,7 +1,9 @@
 //! `hhg.NeighborList`: vesin's neighbour list interface (`NeighborList(cutoff, full_list)` and
 //! `compute(points, box, periodic, quantities)`) over hhg's grid and all-images search.
 
-use hhg_core::triclinic::{AllImagesSearch, ImagePairList, PairOrder, PairSet, TriclinicBox};
+use hhg_core::triclinic::{
+    AllImagesSearch, ImagePairColumns, ImagePairList, PairOrder, PairSet, TriclinicBox,
+};
 use hhg_core::{Error, Grid, NeighborLists, PairList};
 use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -45,7 +47,8 @@ pub struct NeighborList {
     image_pairs: ImagePairList<f64>,
 }
 
-/// Where the pairs of one `compute` are read from.
+/// Where the pairs of one open-cell `compute` are read from (the periodic search writes its
+/// outputs itself, see [`periodic_outputs`]).
 enum Source<'a> {
     /// Open cell, half list: the grid's pairs `i < j`.
     Pairs {
@@ -62,8 +65,6 @@ enum Source<'a> {
         /// The engine's squared distances, when `d` was asked for.
         distances_squared: Option<&'a [f64]>,
     },
-    /// Periodic cell: the all-images search's pairs with their shifts, vectors and distances.
-    Images { list: &'a ImagePairList<f64> },
 }
 
 impl Source<'_> {
@@ -71,7 +72,6 @@ impl Source<'_> {
         match self {
             Source::Pairs { pairs, .. } => pairs.len(),
             Source::Lists { indices, .. } => indices.len(),
-            Source::Images { list } => list.len(),
         }
     }
 
@@ -80,38 +80,21 @@ impl Source<'_> {
         match self {
             Source::Pairs { pairs, .. } => (pairs[e][0], pairs[e][1]),
             Source::Lists { rows, indices, .. } => (rows[e], indices[e]),
-            Source::Images { list } => {
-                let pair = list.pairs()[e];
-                (pair.i, pair.j)
-            }
-        }
-    }
-
-    #[inline]
-    fn shift(&self, e: usize) -> [i64; 3] {
-        match self {
-            Source::Images { list } => list.pairs()[e].shift,
-            _ => [0; 3],
         }
     }
 
     /// `x[j] - x[i] + S . box`.
     #[inline]
     fn vector(&self, e: usize) -> [f64; 3] {
-        match self {
-            Source::Pairs { points, .. } | Source::Lists { points, .. } => {
-                let (i, j) = self.ij(e);
-                let (xi, xj) = (points[i as usize], points[j as usize]);
-                [xj[0] - xi[0], xj[1] - xi[1], xj[2] - xi[2]]
-            }
-            Source::Images { list } => list.vectors()[e],
-        }
+        let (Source::Pairs { points, .. } | Source::Lists { points, .. }) = self;
+        let (i, j) = self.ij(e);
+        let (xi, xj) = (points[i as usize], points[j as usize]);
+        [xj[0] - xi[0], xj[1] - xi[1], xj[2] - xi[2]]
     }
 
     #[inline]
     fn distance(&self, e: usize) -> f64 {
         match self {
-            Source::Images { list } => list.distances()[e],
             // The engine's squared distance is the same formula on the same coordinates.
             Source::Pairs {
                 distances_squared: Some(d2),
@@ -129,10 +112,16 @@ impl Source<'_> {
     }
 }
 
-/// Floats in the precision the caller's points came in.
+/// Rows of floats in the precision the caller's points came in.
 enum Floats<const N: usize> {
     F32(Vec<[f32; N]>),
     F64(Vec<[f64; N]>),
+}
+
+/// Floats in the precision the caller's points came in.
+enum Reals {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
 }
 
 /// The requested outputs of one `compute`, before they become numpy arrays.
@@ -142,7 +131,7 @@ struct Outputs {
     j: Option<Vec<u64>>,
     pairs: Option<Vec<[u64; 2]>>,
     shifts: Option<Vec<[i32; 3]>>,
-    distances: Option<Floats<1>>,
+    distances: Option<Reals>,
     vectors: Option<Floats<3>>,
 }
 
@@ -178,7 +167,7 @@ fn entry_rows(offsets: &[usize]) -> Vec<u32> {
 }
 
 /// Fills the outputs `wanted` asks for from `source`, each in one parallel pass.
-fn assemble(source: &Source<'_>, wanted: &str, output_f32: bool) -> Result<Outputs, String> {
+fn assemble(source: &Source<'_>, wanted: &str, output_f32: bool) -> Outputs {
     let n = source.len();
     let mut out = Outputs::default();
     if wanted.contains('i') && wanted.contains('j') {
@@ -206,26 +195,14 @@ fn assemble(source: &Source<'_>, wanted: &str, output_f32: bool) -> Result<Outpu
         }));
     }
     if wanted.contains('S') {
-        let fits = |s: i64| i32::try_from(s).is_ok();
-        let too_far = (0..n)
-            .into_par_iter()
-            .with_min_len(MIN_TASK)
-            .find_any(|&e| !source.shift(e).into_iter().all(fits));
-        if let Some(e) = too_far {
-            let (i, j) = source.ij(e);
-            return Err(format!(
-                "the cell shift {:?} of pair ({i}, {j}) does not fit in int32: points lie \
-                 too many cells away from the cell",
-                source.shift(e)
-            ));
-        }
-        out.shifts = Some(collect(n, |e| source.shift(e).map(|s| s as i32)));
+        // An open cell: every shift is zero.
+        out.shifts = Some(vec![[0; 3]; n]);
     }
     if wanted.contains('d') {
         out.distances = Some(if output_f32 {
-            Floats::F32(collect(n, |e| [source.distance(e) as f32]))
+            Reals::F32(collect(n, |e| source.distance(e) as f32))
         } else {
-            Floats::F64(collect(n, |e| [source.distance(e)]))
+            Reals::F64(collect(n, |e| source.distance(e)))
         });
     }
     if wanted.contains('D') {
@@ -235,7 +212,43 @@ fn assemble(source: &Source<'_>, wanted: &str, output_f32: bool) -> Result<Outpu
             Floats::F64(collect(n, |e| source.vector(e)))
         });
     }
-    Ok(out)
+    out
+}
+
+/// The outputs `wanted` asks for from a periodic search's pairs: `i`, `j` and the shifts as
+/// the search wrote them (`uint64`, `int32`), distances and vectors as it computed them
+/// (taken without a copy in float64, narrowed by one pass for float32 points).
+fn periodic_outputs(
+    columns: &mut ImagePairColumns<u64>,
+    list: &mut ImagePairList<f64>,
+    wanted: &str,
+    output_f32: bool,
+) -> Outputs {
+    let (i, j, shifts) = columns.take();
+    let mut out = Outputs::default();
+    if wanted.contains('P') {
+        out.pairs = Some(collect(i.len(), |e| [i[e], j[e]]));
+    }
+    out.i = wanted.contains('i').then_some(i);
+    out.j = wanted.contains('j').then_some(j);
+    out.shifts = wanted.contains('S').then_some(shifts);
+    if wanted.contains('d') {
+        let distances = list.take_distances();
+        out.distances = Some(if output_f32 {
+            Reals::F32(collect(distances.len(), |e| distances[e] as f32))
+        } else {
+            Reals::F64(distances)
+        });
+    }
+    if wanted.contains('D') {
+        let vectors = list.take_vectors();
+        out.vectors = Some(if output_f32 {
+            Floats::F32(collect(vectors.len(), |e| vectors[e].map(|v| v as f32)))
+        } else {
+            Floats::F64(vectors)
+        });
+    }
+    out
 }
 
 /// `periodic` as three flags: one boolean for all axes, or a sequence of three.
@@ -380,7 +393,7 @@ impl NeighborList {
             image_pairs,
             ..
         } = self;
-        let outputs = threads::run(py, n_threads, || -> Result<Outputs, PyErrText> {
+        let outputs = threads::run(py, n_threads, || -> Result<Outputs, Error> {
             let with_distances = quantities.contains('d');
             if periodic_any {
                 let search = images.as_mut().expect("the search was made above");
@@ -394,9 +407,17 @@ impl NeighborList {
                 image_pairs.set_distances(with_distances);
                 image_pairs.set_vectors(quantities.contains('D'));
                 let set = if full { PairSet::Full } else { PairSet::Half };
-                search.pairs(set, image_pairs)?;
-                let source = Source::Images { list: image_pairs };
-                return Ok(assemble(&source, quantities, output_f32)?);
+                let mut columns = ImagePairColumns::<u64>::new(
+                    quantities.contains(['i', 'j', 'P']),
+                    quantities.contains('S'),
+                );
+                search.pair_columns(set, image_pairs, &mut columns)?;
+                return Ok(periodic_outputs(
+                    &mut columns,
+                    image_pairs,
+                    quantities,
+                    output_f32,
+                ));
             }
             grid.build(points)?;
             if full {
@@ -412,7 +433,18 @@ impl NeighborList {
                     points,
                     distances_squared: lists.distances_squared(),
                 };
-                return Ok(assemble(&source, quantities, output_f32)?);
+                return Ok(assemble(&source, quantities, output_f32));
+            }
+            if !sorted && quantities.chars().all(|c| matches!(c, 'i' | 'j' | 'S')) {
+                // Only indices (and zero shifts): the engine writes the uint64 columns itself.
+                let (mut i, mut j) = (Vec::new(), Vec::new());
+                grid.pair_columns(pairs, &mut i, &mut j)?;
+                return Ok(Outputs {
+                    shifts: quantities.contains('S').then(|| vec![[0; 3]; i.len()]),
+                    i: quantities.contains('i').then_some(i),
+                    j: quantities.contains('j').then_some(j),
+                    ..Outputs::default()
+                });
             }
             // Sorted pairs lose their place beside the engine's distances: their distances
             // are computed again from the points.
@@ -438,9 +470,9 @@ impl NeighborList {
                     pairs.distances_squared()
                 },
             };
-            Ok(assemble(&source, quantities, output_f32)?)
+            Ok(assemble(&source, quantities, output_f32))
         })?
-        .map_err(PyErrText::into_py)?;
+        .map_err(to_py)?;
         let mut items: Vec<Bound<'py, PyAny>> = Vec::with_capacity(quantities.len());
         let Outputs {
             i,
@@ -455,8 +487,8 @@ impl NeighborList {
         let pairs = pairs.map(|v| arrays::matrix(py, v).into_any());
         let shifts = shifts.map(|v| arrays::matrix(py, v).into_any());
         let distances = distances.map(|d| match d {
-            Floats::F32(v) => arrays::vector(py, v.into_flattened()).into_any(),
-            Floats::F64(v) => arrays::vector(py, v.into_flattened()).into_any(),
+            Reals::F32(v) => arrays::vector(py, v).into_any(),
+            Reals::F64(v) => arrays::vector(py, v).into_any(),
         });
         let vectors = vectors.map(|d| match d {
             Floats::F32(v) => arrays::matrix(py, v).into_any(),
@@ -485,32 +517,5 @@ impl NeighborList {
                 .map_or_else(|| "None".to_string(), |n| n.to_string()),
             if self.sorted { "True" } else { "False" },
         )
-    }
-}
-
-/// An error made while the GIL is released: the core's, or a message for `ValueError`.
-enum PyErrText {
-    Core(Error),
-    Value(String),
-}
-
-impl From<Error> for PyErrText {
-    fn from(error: Error) -> Self {
-        PyErrText::Core(error)
-    }
-}
-
-impl From<String> for PyErrText {
-    fn from(message: String) -> Self {
-        PyErrText::Value(message)
-    }
-}
-
-impl PyErrText {
-    fn into_py(self) -> PyErr {
-        match self {
-            PyErrText::Core(error) => to_py(error),
-            PyErrText::Value(message) => PyValueError::new_err(message),
-        }
     }
 }
