@@ -38,15 +38,17 @@ mod decomposition;
 mod error;
 #[cfg(feature = "mpi")]
 mod search;
+#[cfg(feature = "mpi")]
+pub mod testing;
 
 pub use column::Column;
+#[cfg(feature = "mpi")]
+pub use decomposition::{Bounds, Decomposition};
+pub use error::Error;
 /// rsmpi, re-exported so that a solver on hhg-mpi names the same MPI types (communicators,
 /// collectives) without a dependency of its own.
 #[cfg(feature = "mpi")]
 pub use mpi;
-#[cfg(feature = "mpi")]
-pub use decomposition::{Bounds, Decomposition};
-pub use error::Error;
 #[cfg(feature = "mpi")]
 pub use search::{
     DEFAULT_REBALANCE_THRESHOLD, DistributedLists, DistributedSearch, GhostOrigin, HaloStats,
