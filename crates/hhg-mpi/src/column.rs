@@ -3,7 +3,7 @@
 
 use bytemuck::Pod;
 
-/// A per-particle array that [`crate::DistributedSearch::migrate`] moves with its particles.
+/// A per-particle array that `DistributedSearch::migrate` moves with its particles.
 ///
 /// Implemented for `Vec<T>` of any plain-data `T` (`f64`, `[f64; 3]`, `u32`, ...), whose
 /// entries are copied bit for bit.

@@ -32,7 +32,7 @@ pub enum Error {
         /// The array's length.
         found: usize,
     },
-    /// A particle given to [`crate::DistributedSearch::update`] lies outside this rank's
+    /// A particle given to `DistributedSearch::update` lies outside this rank's
     /// box: the particles must be migrated first.
     NotOwned {
         /// The particle's index on this rank.
@@ -45,7 +45,7 @@ pub enum Error {
         owner: usize,
     },
     /// A call that needs the particles distributed came before the first
-    /// [`crate::DistributedSearch::migrate`].
+    /// `DistributedSearch::migrate`.
     NotDecomposed,
     /// A value refused by hhg-mpi itself (an option, a message that does not parse).
     Invalid(String),

@@ -1,7 +1,7 @@
 //! hhg-mpi: distributed fixed-radius neighbour search on MPI (rsmpi over Open MPI).
 //!
 //! Particles are spread over the ranks of a communicator. Each rank owns a box of space
-//! ([`Decomposition`], recursive coordinate bisection balanced by particle count), holds the
+//! (`Decomposition`, recursive coordinate bisection balanced by particle count), holds the
 //! particles inside it, and receives as *ghosts* the particles of other ranks (and the
 //! periodic images of any particle) within the search radius of its box: the *halo*. The
 //! search itself is hhg-core's [`hhg_core::Grid`] over local and ghost particles, so a
@@ -24,15 +24,32 @@
 //!
 //! See docs/distributed.md in the repository for the design, the measured halo volumes and
 //! a model at scale.
+//!
+//! # The `mpi` feature
+//!
+//! Everything that talks to MPI (`DistributedSearch`, `Decomposition`, the points client and
+//! the tests under `mpirun`) needs the `mpi` feature, which links Open MPI; without it the
+//! crate builds on any machine (as `cargo test --workspace` builds it) and holds only the
+//! [`Column`] trait, the [`Error`] type and the pair checksum. `.ci/mpi` enables it.
 
 mod column;
+#[cfg(feature = "mpi")]
 mod decomposition;
 mod error;
+#[cfg(feature = "mpi")]
 mod search;
+#[cfg(feature = "mpi")]
+pub mod testing;
 
 pub use column::Column;
+#[cfg(feature = "mpi")]
 pub use decomposition::{Bounds, Decomposition};
 pub use error::Error;
+/// rsmpi, re-exported so that a solver on hhg-mpi names the same MPI types (communicators,
+/// collectives) without a dependency of its own.
+#[cfg(feature = "mpi")]
+pub use mpi;
+#[cfg(feature = "mpi")]
 pub use search::{
     DEFAULT_REBALANCE_THRESHOLD, DistributedLists, DistributedSearch, GhostOrigin, HaloStats,
     MigrationStats, Timings,

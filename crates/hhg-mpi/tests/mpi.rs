@@ -11,44 +11,15 @@ use std::process::ExitCode;
 
 use hhg_core::periodic::{PeriodicBox, PeriodicPairList, PeriodicSearch};
 use hhg_core::{Grid, NeighborLists, PairList, Real};
+use hhg_mpi::testing::{Check, CheckFn, ensure, gather_all, run_checks};
 use hhg_mpi::{DistributedLists, DistributedSearch, Error, checksum_add};
 use hhg_testkit::{
     SplitMix64, gaussian_clusters, lattice, oracle_pairs, oracle_periodic_pairs,
     points_on_cell_borders, shuffle, to_real, uniform_box, uniform_cube,
 };
 use mpi::collective::SystemOperation;
-use mpi::datatype::PartitionMut;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
-
-type Check = Result<(), String>;
-
-/// One check, run by every rank.
-type CheckFn = fn(&SimpleCommunicator) -> Check;
-
-fn ensure(condition: bool, message: impl FnOnce() -> String) -> Check {
-    if condition { Ok(()) } else { Err(message()) }
-}
-
-/// Every rank's `values`, concatenated in rank order, on every rank.
-fn gather_all(world: &SimpleCommunicator, values: &[u64]) -> Vec<u64> {
-    let size = world.size() as usize;
-    let count = values.len() as i32;
-    let mut counts = vec![0i32; size];
-    world.all_gather_into(&count, &mut counts[..]);
-    let displacements: Vec<i32> = counts
-        .iter()
-        .scan(0, |at, &c| {
-            let d = *at;
-            *at += c;
-            Some(d)
-        })
-        .collect();
-    let mut all = vec![0u64; counts.iter().map(|&c| c as usize).sum()];
-    let mut partition = PartitionMut::new(&mut all[..], &counts[..], &displacements[..]);
-    world.all_gather_varcount_into(values, &mut partition);
-    all
-}
 
 /// This rank's slice of a cloud of `n` points: the initial distribution, by numbering,
 /// before any migration.
@@ -577,27 +548,5 @@ fn main() -> ExitCode {
         ("bad input", bad_input),
         ("the points client's fixture", write_points_fixture),
     ];
-    let mut failed = 0;
-    for (name, check) in checks {
-        let result = check(&world);
-        if let Err(message) = &result {
-            eprintln!("rank {}: {name}: {message}", world.rank());
-        }
-        let local = u32::from(result.is_err());
-        let mut any = 0u32;
-        world.all_reduce_into(&local, &mut any, SystemOperation::max());
-        if world.rank() == 0 {
-            println!(
-                "{name} on {} ranks ... {}",
-                world.size(),
-                if any == 0 { "ok" } else { "FAILED" }
-            );
-        }
-        failed += any;
-    }
-    if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    run_checks(&world, &checks)
 }

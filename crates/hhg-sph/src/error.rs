@@ -10,6 +10,9 @@ pub enum SphError {
     /// The neighbour search refused the particles (for example a non-finite position after
     /// the simulation blew up).
     Search(hhg_core::Error),
+    /// The distributed search failed (feature `mpi`): on the rank whose input it refused,
+    /// its message names the particle; on the others, which rank refused.
+    Distributed(String),
 }
 
 impl fmt::Display for SphError {
@@ -17,6 +20,9 @@ impl fmt::Display for SphError {
         match self {
             SphError::Config(message) => write!(f, "invalid configuration: {message}"),
             SphError::Search(error) => write!(f, "neighbour search failed: {error}"),
+            SphError::Distributed(message) => {
+                write!(f, "distributed neighbour search failed: {message}")
+            }
         }
     }
 }
@@ -24,7 +30,7 @@ impl fmt::Display for SphError {
 impl std::error::Error for SphError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            SphError::Config(_) => None,
+            SphError::Config(_) | SphError::Distributed(_) => None,
             SphError::Search(error) => Some(error),
         }
     }

@@ -108,12 +108,16 @@
 //! ```
 
 mod config;
+#[cfg(feature = "mpi")]
+pub mod distributed;
 mod error;
 mod kernel;
 mod sim;
 pub mod vtk;
 
 pub use config::DamBreak;
+#[cfg(feature = "mpi")]
+pub use distributed::{DistributedSimulation, DistributedStepReport};
 pub use error::SphError;
 pub use kernel::{TAIT_GAMMA, Tait, Wendland};
 pub use sim::{Aabb, DensityError, Simulation, StepReport};

@@ -3,7 +3,7 @@
 //! binary read live in the submodules.
 
 mod diagnostics;
-mod interactions;
+pub(crate) mod interactions;
 
 pub use diagnostics::{Aabb, DensityError, StepReport};
 
@@ -20,7 +20,7 @@ use interactions::{rates, wall_pressures};
 
 /// Particles per rayon task in the per-particle passes: each particle visits about 80
 /// neighbours, so a few hundred particles amortise the scheduling.
-const PARTICLES_PER_TASK: usize = 256;
+pub(crate) const PARTICLES_PER_TASK: usize = 256;
 
 /// The range of the walls' short-range repulsion, in particle spacings: a fluid particle at
 /// rest next to a wall is one spacing from the nearest boundary particle, so the repulsion
@@ -29,9 +29,9 @@ const REPULSION_RANGE: f64 = 0.9;
 
 /// The constants of the pair interactions.
 #[derive(Clone, Copy, Debug)]
-struct Physics {
-    kernel: Wendland,
-    eos: Tait,
+pub(crate) struct Physics {
+    pub(crate) kernel: Wendland,
+    pub(crate) eos: Tait,
     gravity: [f64; 3],
     /// Monaghan's `alpha`.
     alpha: f64,
@@ -42,7 +42,7 @@ struct Physics {
     /// `rho0 g / c0^2`: the hydrostatic density difference per metre of height.
     hydrostatic: f64,
     /// The mass of a boundary particle.
-    boundary_mass: f64,
+    pub(crate) boundary_mass: f64,
     /// The squared range `r0^2` of the wall's short-range repulsion.
     repulsion_range2: f64,
     /// Its strength `D` (a squared velocity).
@@ -51,14 +51,14 @@ struct Physics {
 
 /// The fluid particles, structure of arrays, all in the same (cell-ordered) numbering.
 #[derive(Clone, Debug, Default)]
-struct Fluid {
-    pos: Vec<[f64; 3]>,
-    vel: Vec<[f64; 3]>,
+pub(crate) struct Fluid {
+    pub(crate) pos: Vec<[f64; 3]>,
+    pub(crate) vel: Vec<[f64; 3]>,
     acc: Vec<[f64; 3]>,
-    rho: Vec<f64>,
+    pub(crate) rho: Vec<f64>,
     drho: Vec<f64>,
-    mass: Vec<f64>,
-    ids: Vec<u32>,
+    pub(crate) mass: Vec<f64>,
+    pub(crate) ids: Vec<u32>,
     /// The predicted state of each particle as the pair loops read it; rewritten every
     /// step, so it is not permuted.
     state: Vec<PairState>,
@@ -67,7 +67,7 @@ struct Fluid {
 /// What the pair loops read of a fluid particle, packed so that visiting a neighbour
 /// touches one or two cache lines, with the divisions done once per particle.
 #[derive(Clone, Copy, Debug, Default)]
-struct PairState {
+pub(crate) struct PairState {
     x: [f64; 3],
     /// The velocity predicted to the end of the step.
     v: [f64; 3],
@@ -85,7 +85,7 @@ struct PairState {
 }
 
 impl PairState {
-    fn new(eos: &Tait, x: [f64; 3], v: [f64; 3], rho: f64, mass: f64) -> Self {
+    pub(crate) fn new(eos: &Tait, x: [f64; 3], v: [f64; 3], rho: f64, mass: f64) -> Self {
         let p = eos.pressure(rho);
         let inv_rho = 1.0 / rho;
         Self {
@@ -99,19 +99,76 @@ impl PairState {
             mass,
         }
     }
+
+    /// The state of a particle at position `x` predicted `ahead` seconds on with its last
+    /// rates `a` and `drho`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn predicted(
+        eos: &Tait,
+        ahead: f64,
+        x: [f64; 3],
+        v: [f64; 3],
+        rho: f64,
+        mass: f64,
+        a: [f64; 3],
+        drho: f64,
+    ) -> Self {
+        let v = [
+            v[0] + ahead * a[0],
+            v[1] + ahead * a[1],
+            v[2] + ahead * a[2],
+        ];
+        Self::new(eos, x, v, rho + ahead * drho, mass)
+    }
+
+    /// The state as plain words, for the distributed solver's halo exchange.
+    #[cfg(feature = "mpi")]
+    pub(crate) fn to_words(self) -> [f64; 12] {
+        let [x0, x1, x2] = self.x;
+        let [v0, v1, v2] = self.v;
+        [
+            x0,
+            x1,
+            x2,
+            v0,
+            v1,
+            v2,
+            self.rho,
+            self.p,
+            self.p_rho2,
+            self.inv_rho,
+            self.c,
+            self.mass,
+        ]
+    }
+
+    /// The state that [`PairState::to_words`] wrote, bit for bit.
+    #[cfg(feature = "mpi")]
+    pub(crate) fn from_words(w: [f64; 12]) -> Self {
+        Self {
+            x: [w[0], w[1], w[2]],
+            v: [w[3], w[4], w[5]],
+            rho: w[6],
+            p: w[7],
+            p_rho2: w[8],
+            inv_rho: w[9],
+            c: w[10],
+            mass: w[11],
+        }
+    }
 }
 
 /// The boundary particles: static positions, and the pressure and density that the wall
 /// condition extrapolates from the fluid each step.
 #[derive(Clone, Debug, Default)]
-struct Boundary {
-    pos: Vec<[f64; 3]>,
-    state: Vec<WallState>,
+pub(crate) struct Boundary {
+    pub(crate) pos: Vec<[f64; 3]>,
+    pub(crate) state: Vec<WallState>,
 }
 
 /// What the pair loops read of a boundary particle.
 #[derive(Clone, Copy, Debug, Default)]
-struct WallState {
+pub(crate) struct WallState {
     /// The extrapolated pressure.
     p: f64,
     /// The density of that pressure.
@@ -123,7 +180,7 @@ struct WallState {
 }
 
 impl WallState {
-    fn new(eos: &Tait, p: f64) -> Self {
+    pub(crate) fn new(eos: &Tait, p: f64) -> Self {
         let rho = eos.density(p);
         Self {
             p,
@@ -132,6 +189,64 @@ impl WallState {
             c: eos.sound_speed(rho),
         }
     }
+
+    /// The state as plain words, for the distributed solver's halo exchange.
+    #[cfg(feature = "mpi")]
+    pub(crate) fn to_words(self) -> [f64; 4] {
+        [self.p, self.rho, self.p_rho2, self.c]
+    }
+
+    /// The state that [`WallState::to_words`] wrote, bit for bit.
+    #[cfg(feature = "mpi")]
+    pub(crate) fn from_words(w: [f64; 4]) -> Self {
+        Self {
+            p: w[0],
+            rho: w[1],
+            p_rho2: w[2],
+            c: w[3],
+        }
+    }
+}
+
+/// The first half kick and the drift of one particle: `v += dt/2 a`, `x += dt v`,
+/// `rho += dt/2 drho`.
+pub(crate) fn kick_and_drift(
+    half: f64,
+    dt: f64,
+    x: &mut [f64; 3],
+    v: &mut [f64; 3],
+    rho: &mut f64,
+    a: [f64; 3],
+    drho: f64,
+) {
+    for k in 0..3 {
+        v[k] += half * a[k];
+        x[k] += dt * v[k];
+    }
+    *rho += half * drho;
+}
+
+/// The second half kick of one particle: `v += dt/2 a`, `rho += dt/2 drho`.
+pub(crate) fn kick(half: f64, v: &mut [f64; 3], rho: &mut f64, a: [f64; 3], drho: f64) {
+    for k in 0..3 {
+        v[k] += half * a[k];
+    }
+    *rho += half * drho;
+}
+
+/// The time step from the largest squared speed `v2`, squared acceleration `a2` and density
+/// `rho` of the fluid (the density at least the rest density):
+/// `cfl * min(h / (c(rho) + |v|), sqrt(h / |a|))`.
+pub(crate) fn step_size(physics: &Physics, cfl: f64, v2: f64, a2: f64, rho: f64) -> f64 {
+    let h = physics.kernel.smoothing_length();
+    let c = physics.eos.sound_speed(rho);
+    let acoustic = h / (c + v2.sqrt());
+    let force = if a2 > 0.0 {
+        (h / a2.sqrt()).sqrt()
+    } else {
+        f64::INFINITY
+    };
+    cfl * acoustic.min(force)
 }
 
 /// The scratch vectors of [`hhg_core::reorder::apply_order_with`], one per element type.
@@ -148,7 +263,7 @@ struct ReorderScratch {
 #[derive(Debug)]
 pub struct Simulation {
     config: DamBreak,
-    physics: Physics,
+    pub(crate) physics: Physics,
     spacing: f64,
     layers: usize,
     column_height: f64,
@@ -156,8 +271,8 @@ pub struct Simulation {
     search: NeighborSearch<f64>,
     fluid_set: SetId,
     boundary_set: SetId,
-    fluid: Fluid,
-    boundary: Boundary,
+    pub(crate) fluid: Fluid,
+    pub(crate) boundary: Boundary,
     scratch: ReorderScratch,
     time: f64,
     steps: u64,
@@ -168,7 +283,7 @@ fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
 }
 
-fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
+pub(crate) fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
 
@@ -330,21 +445,13 @@ impl Simulation {
     /// The time step: the Courant condition on sound and flow speed and the force
     /// condition, `cfl * min(h / (c_max + |v|_max), sqrt(h / |a|_max))`.
     pub fn time_step(&self) -> f64 {
-        let h = self.physics.kernel.smoothing_length();
         let (mut v2, mut a2, mut rho) = (0.0f64, 0.0f64, self.physics.eos.rest_density());
         for i in 0..self.fluid.pos.len() {
             v2 = v2.max(dot(self.fluid.vel[i], self.fluid.vel[i]));
             a2 = a2.max(dot(self.fluid.acc[i], self.fluid.acc[i]));
             rho = rho.max(self.fluid.rho[i]);
         }
-        let c = self.physics.eos.sound_speed(rho);
-        let acoustic = h / (c + v2.sqrt());
-        let force = if a2 > 0.0 {
-            (h / a2.sqrt()).sqrt()
-        } else {
-            f64::INFINITY
-        };
-        self.config.cfl * acoustic.min(force)
+        step_size(&self.physics, self.config.cfl, v2, a2, rho)
     }
 
     /// Advances the simulation by one time step (velocity Verlet, kick-drift-kick) and
@@ -366,13 +473,7 @@ impl Simulation {
             .zip(f.rho.par_iter_mut())
             .zip(f.acc.par_iter().zip(f.drho.par_iter()))
             .with_min_len(PARTICLES_PER_TASK)
-            .for_each(|(((x, v), rho), (a, drho))| {
-                for k in 0..3 {
-                    v[k] += half * a[k];
-                    x[k] += dt * v[k];
-                }
-                *rho += half * drho;
-            });
+            .for_each(|(((x, v), rho), (a, drho))| kick_and_drift(half, dt, x, v, rho, *a, *drho));
 
         // The neighbour search at the new positions; the walls' grid is reused. Every few
         // steps, between the build and the lists, the particles are renumbered in the cell
@@ -404,12 +505,7 @@ impl Simulation {
             .zip(f.rho.par_iter_mut())
             .zip(f.acc.par_iter().zip(f.drho.par_iter()))
             .with_min_len(PARTICLES_PER_TASK)
-            .for_each(|((v, rho), (a, drho))| {
-                for k in 0..3 {
-                    v[k] += half * a[k];
-                }
-                *rho += half * drho;
-            });
+            .for_each(|((v, rho), (a, drho))| kick(half, v, rho, *a, *drho));
 
         self.time += dt;
         self.steps += 1;
@@ -442,12 +538,7 @@ impl Simulation {
             .zip(f.acc.par_iter().zip(f.drho.par_iter()))
             .with_min_len(PARTICLES_PER_TASK)
             .for_each(|(((state, (x, v)), (rho, m)), (a, drho))| {
-                let v = [
-                    v[0] + ahead * a[0],
-                    v[1] + ahead * a[1],
-                    v[2] + ahead * a[2],
-                ];
-                *state = PairState::new(&eos, *x, v, rho + ahead * drho, *m);
+                *state = PairState::predicted(&eos, ahead, *x, *v, *rho, *m, *a, *drho);
             });
 
         let lists = |a, b| {
@@ -463,7 +554,9 @@ impl Simulation {
         );
         rates(
             &physics,
-            f,
+            &f.state,
+            &mut f.acc,
+            &mut f.drho,
             lists(self.fluid_set, self.fluid_set),
             lists(self.fluid_set, self.boundary_set),
             &self.boundary,

@@ -4,17 +4,31 @@
 use hhg_core::NeighborLists;
 use rayon::prelude::*;
 
-use super::{Boundary, Fluid, PARTICLES_PER_TASK, PairState, Physics, WallState, dot, sub};
+use super::{Boundary, PARTICLES_PER_TASK, PairState, Physics, WallState, dot, sub};
+
+/// Neighbour lists as the interactions read them: particle `i`'s neighbours, in the order
+/// its sums add them. hhg-core's lists in one process; the distributed solver's lists
+/// ordered by global id on MPI ranks.
+pub(crate) trait Rows: Sync {
+    /// The neighbours of particle `i`.
+    fn neighbors(&self, i: usize) -> &[u32];
+}
+
+impl Rows for NeighborLists<f64> {
+    fn neighbors(&self, i: usize) -> &[u32] {
+        NeighborLists::neighbors(self, i)
+    }
+}
 
 /// The wall condition of Adami, Hu and Adams (2012) for walls at rest: each boundary
 /// particle takes the kernel-weighted mean pressure of its fluid neighbours plus the
 /// hydrostatic difference, `p_w = (sum p_f W + g . sum rho_f (x_w - x_f) W) / sum W`, and the
 /// density that pressure has. Tension is not extrapolated: negative pressures become zero,
 /// so that the walls never pull fluid onto themselves.
-pub(super) fn wall_pressures(
+pub(crate) fn wall_pressures(
     physics: &Physics,
     fluid: &[PairState],
-    lists: &NeighborLists<f64>,
+    lists: &impl Rows,
     boundary: &mut Boundary,
 ) {
     let (kernel, eos, g) = (physics.kernel, physics.eos, physics.gravity);
@@ -65,11 +79,17 @@ pub(super) fn wall_pressures(
 /// - density diffusion between fluid particles (Molteni and Colagrossi 2009, with the
 ///   hydrostatic part removed as Fourtakas et al. 2019 do):
 ///   `2 delta h c0 sum_j (rho_j - rho_i - rho^H_ji) (x_ji . grad W_ij) / |x_ij|^2 m_j / rho_j`.
-pub(super) fn rates(
+///
+/// `state` holds the fluid particles that the lists name (in the distributed solver also the
+/// ghosts, after the particles); `acc` and `drho` those whose rates are computed, the first
+/// of `state`.
+pub(crate) fn rates(
     physics: &Physics,
-    fluid: &mut Fluid,
-    fluid_lists: &NeighborLists<f64>,
-    wall_lists: &NeighborLists<f64>,
+    state: &[PairState],
+    acc: &mut [[f64; 3]],
+    drho: &mut [f64],
+    fluid_lists: &impl Rows,
+    wall_lists: &impl Rows,
     boundary: &Boundary,
 ) {
     let physics = *physics;
@@ -85,11 +105,8 @@ pub(super) fn rates(
             0.0
         }
     };
-    let state = &fluid.state;
-    fluid
-        .acc
-        .par_iter_mut()
-        .zip(fluid.drho.par_iter_mut())
+    acc.par_iter_mut()
+        .zip(drho.par_iter_mut())
         .enumerate()
         .with_min_len(PARTICLES_PER_TASK)
         .for_each(|(i, (acc, drho))| {
