@@ -383,3 +383,66 @@ impl<T: Real> UnitBuffer<T> {
         self.filled = filled + extra;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kept points of `keys` and the exceptions, as the rule splits them.
+    fn split(keys: &[u32]) -> (Vec<usize>, Vec<usize>) {
+        let (mut kept, mut exceptions) = (Vec::new(), Vec::new());
+        assert!(split_exceptions(
+            keys,
+            keys.len(),
+            |i, _| kept.push(i),
+            |i| exceptions.push(i)
+        ));
+        (kept, exceptions)
+    }
+
+    #[test]
+    fn one_moved_point_is_one_exception_and_kept_keys_ascend() {
+        // Moved back, moved ahead, moved far ahead, and a run that follows a backward move.
+        for (keys, expected) in [
+            (vec![1, 1, 0, 1, 2, 2], vec![2]),
+            (vec![1, 1, 2, 1, 1, 3], vec![2]),
+            (vec![3, 3, 0, 3, 3], vec![2]),
+            (vec![0, 9, 1, 1, 2], vec![1]),
+            (vec![2, 0, 1, 1], vec![0]),
+        ] {
+            let (kept, exceptions) = split(&keys);
+            assert_eq!(exceptions, expected, "keys {keys:?}");
+            assert!(kept.windows(2).all(|w| keys[w[0]] <= keys[w[1]]));
+        }
+        // Past the budget, the split stops.
+        assert!(!split_exceptions(&[3, 2, 1, 0], 1, |_, _| {}, |_| {}));
+    }
+
+    #[test]
+    fn splice_puts_exception_lists_in_place_and_merges_hits() {
+        let mut buffer = UnitBuffer::<f32>::default();
+        // Lists 10..14 of a unit: 11 is an exception, 10 and 13 gain hits.
+        buffer.start(4, usize::MAX);
+        let gathered: [&[u32]; 4] = [&[12, 20], &[], &[10, 13], &[2, 9]];
+        for (k, list) in gathered.iter().enumerate() {
+            let at = buffer.filled;
+            assert!(buffer.reserve_entries(at + list.len(), false));
+            buffer.entries[at..at + list.len()].copy_from_slice(list);
+            buffer.push_list(10 + k, list.len());
+        }
+        let lists = [99, 10, 13, 15];
+        let hits = [10u64 << 32 | 11, 10 << 32 | 30, 13 << 32 | 1, 13 << 32 | 11];
+        buffer.splice_exceptions(10, &[11], &[1, 3], &lists, &hits);
+        let mut from = 0;
+        let mut out = Vec::new();
+        for &len in &buffer.lens {
+            out.push(buffer.entries[from..from + len as usize].to_vec());
+            from += len as usize;
+        }
+        assert_eq!(from, buffer.filled);
+        assert_eq!(
+            out,
+            [vec![11, 12, 20, 30], vec![10, 13], vec![10, 13], vec![1, 2, 9, 11]]
+        );
+    }
+}
