@@ -217,7 +217,8 @@ fn check_scene<T: TestReal>(scene: &Scene<T>, expect_pass: Option<[ListPass; 2]>
                     grid.build(points).expect("valid points");
                     pass = grid.list_pass();
                     if let Some(expect_pass) = expect_pass {
-                        let expect_pass = expect_pass[usize::from(list_order != ListOrder::Ascending)];
+                        let expect_pass =
+                            expect_pass[usize::from(list_order != ListOrder::Ascending)];
                         assert_eq!(pass, expect_pass, "{what}: the list pass");
                     }
                     let mut second_grid = Grid::new(radius).expect("a valid radius");
@@ -307,10 +308,8 @@ fn check_variants<T: TestReal>(
         } else if variant.contains("0.005 r") {
             None
         } else {
-            (expect_near
-                && !variant.contains("0.5 r")
-                && !variant.contains("shuffled"))
-            .then_some([ListPass::NearCellOrder; 2])
+            (expect_near && !variant.contains("0.5 r") && !variant.contains("shuffled"))
+                .then_some([ListPass::NearCellOrder; 2])
         };
         check_scene(&scene, expect);
     }

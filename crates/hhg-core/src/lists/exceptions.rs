@@ -138,7 +138,10 @@ impl<T: Real> Grid<T> {
         if scratch.view.is_none() {
             scratch.view = Some(Box::new(Grid::new(self.radius).ok()?));
         }
-        let view = scratch.view.as_deref_mut().expect("the view was made above");
+        let view = scratch
+            .view
+            .as_deref_mut()
+            .expect("the view was made above");
         // The kept points' bucket starts in the caller's numbering: bucket `b` starts at the
         // first kept point with a key of at least `b` (bucket 0 at 0, so that exceptions
         // before the first kept point lie in a bucket too).
@@ -272,7 +275,8 @@ impl<T: Real> Grid<T> {
                 for (&e, &point) in exceptions.iter().zip(points) {
                     let from = found.entries.len();
                     let bucket = self.keys[e as usize];
-                    let ranges = full_neighbourhood(&self.starts, table, table.bucket_coords(bucket));
+                    let ranges =
+                        full_neighbourhood(&self.starts, table, table.bucket_coords(bucket));
                     for &(start, end) in ranges.as_slice() {
                         for q in start as usize..end as usize {
                             let i = self.order[q];
@@ -442,7 +446,12 @@ mod tests {
         assert_eq!(from, buffer.filled);
         assert_eq!(
             out,
-            [vec![11, 12, 20, 30], vec![10, 13], vec![10, 13], vec![1, 2, 9, 11]]
+            [
+                vec![11, 12, 20, 30],
+                vec![10, 13],
+                vec![10, 13],
+                vec![1, 2, 9, 11]
+            ]
         );
     }
 }
