@@ -231,6 +231,22 @@ impl<T: Real> Grid<T> {
         }
     }
 
+    /// Makes `view` a grid with this grid's radius, kernel, run-time dispatch, table and
+    /// bounds, in cell order and with ascending lists, keeping `view`'s buffers: the shell
+    /// of a view of the same points in another numbering (see `lists::exceptions`), whose
+    /// columns, order, starts and units the caller fills.
+    pub(crate) fn shape_view(&self, view: &mut Grid<T>) {
+        view.radius = self.radius;
+        view.r2 = self.r2;
+        view.kernel = self.kernel;
+        view.run_time_dispatch = self.run_time_dispatch;
+        view.list_order = ListOrder::Ascending;
+        view.table = self.table;
+        view.bounds = self.bounds;
+        view.in_cell_order = true;
+        view.given_in_cell_order = false;
+    }
+
     /// The search radius.
     pub fn radius(&self) -> T {
         self.radius

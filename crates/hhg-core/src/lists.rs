@@ -9,6 +9,7 @@
 
 mod chunks;
 mod cross;
+mod exceptions;
 mod gather;
 mod in_order;
 mod near_order;
@@ -55,6 +56,11 @@ pub enum ListPass {
     /// some motion, Morton or Hilbert order): work units are ranges of the caller's
     /// numbering, whose lists go into place while hot.
     NearCellOrder,
+    /// The caller's numbering is cell order but for a few points (a solver's order a step
+    /// or so after a reorder): the pass for input in cell order runs over the caller's
+    /// numbering, the points out of their place searched apart and merged into the lists.
+    /// Taken for ascending lists without distances of a set against itself.
+    InCellOrderWithExceptions,
     /// Any other order (random): work units of cells, lists copied into place at the end.
     General,
     /// The grid is empty.
@@ -82,6 +88,8 @@ pub struct NeighborLists<T: Real> {
     in_order: in_order::Scratch<T>,
     /// The sorted position of each caller index (pass for input nearly in cell order).
     inverse: Vec<u32>,
+    /// Scratch of the pass for input in cell order but for a few exceptions.
+    exceptions: exceptions::Scratch<T>,
     /// Scratch of the lists made from pairs (`assign_from_pairs`, the variable-radius
     /// search).
     pub(crate) from_pairs: FromPairs<T>,

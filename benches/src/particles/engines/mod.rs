@@ -346,6 +346,7 @@ pub(super) fn probe_radius2(radius: Radius<'_>) -> f32 {
 pub fn list_pass_name(pass: ListPass) -> &'static str {
     match pass {
         ListPass::InCellOrder => "in cell order",
+        ListPass::InCellOrderWithExceptions => "cell order, exceptions",
         ListPass::NearCellOrder => "near cell order",
         ListPass::General => "general",
         ListPass::Empty => "empty",

@@ -156,6 +156,7 @@ impl<T: Real> Grid<T> {
                 let task = UnitTask {
                     table,
                     unit: own[unit],
+                    exceptions: &[],
                     list_of: |p: usize| p - first,
                 };
                 self.run_task::<K, _>(&task, buffer, with_distances, build);

@@ -382,18 +382,22 @@ impl<T: Real> Grid<T> {
     /// Gathers the lists of work unit `unit` into `buffer` with kernel `K`, the list of sorted
     /// position `p` as output list `list_of(p)`: the points of the unit's buckets in
     /// batches of up to [`BATCH`], with each bucket's full neighbourhood computed once, or
-    /// once for a run of sparse buckets of one row (see [`RUN_POINTS`]). No closure on the
-    /// way to the kernels: a closure is compiled as a function of its own, without the
+    /// once for a run of sparse buckets of one row (see [`RUN_POINTS`]). The positions in
+    /// `exceptions` (ascending, inside the unit; masked points of a view with exceptions,
+    /// see `exceptions`) search nothing and get an empty list in their place. No closure on
+    /// the way to the kernels: a closure is compiled as a function of its own, without the
     /// target features of the run-time AVX2 build it is written in.
     #[inline(always)]
     pub(super) fn gather_unit_with<K: MaskKernel>(
         &self,
         table: &CellTable,
         unit: (u32, u32),
+        exceptions: &[u32],
         buffer: &mut UnitBuffer<T>,
         with_distances: bool,
         list_of: impl Fn(usize) -> usize + Copy,
     ) {
+        let mut exceptions = exceptions;
         let mut batch = Batch::new();
         let last_x = (1u32 << table.shift[0]) - 1;
         let mut b = unit.0;
@@ -419,10 +423,27 @@ impl<T: Real> Grid<T> {
             }
             let ranges = run_neighbourhood(&self.starts, table, coords, width);
             b += width;
-            let stretch = (start, end);
+            // The stretch in pieces between its exceptions, each exception an empty list.
+            let mut from = start;
+            while let Some((&exception, rest)) = exceptions.split_first()
+                && exception < end
+            {
+                debug_assert!(exception >= from, "exceptions out of order");
+                self.gather_stretch::<K>(
+                    &ranges,
+                    (from, exception),
+                    &mut batch,
+                    buffer,
+                    with_distances,
+                    list_of,
+                );
+                buffer.push_list(list_of(exception as usize), 0);
+                from = exception + 1;
+                exceptions = rest;
+            }
             self.gather_stretch::<K>(
                 &ranges,
-                stretch,
+                (from, end),
                 &mut batch,
                 buffer,
                 with_distances,

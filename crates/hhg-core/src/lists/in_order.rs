@@ -371,6 +371,7 @@ impl<T: Real> Grid<T> {
                 let task = UnitTask {
                     table,
                     unit: self.units[unit],
+                    exceptions: &[],
                     list_of: |p: usize| p,
                 };
                 self.run_task::<K, _>(&task, buffer, with_distances, build);

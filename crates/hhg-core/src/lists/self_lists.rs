@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use super::{ListPass, NeighborLists, UnitBuffer};
+use super::{ListOrder, ListPass, NeighborLists, UnitBuffer};
 use crate::dispatch::KernelTask;
 use crate::error::Error;
 use crate::geometry::{CellTable, Kernel};
@@ -12,10 +12,12 @@ use crate::kernel::{MaskKernel, ScalarKernel, SimdKernel};
 use crate::real::Real;
 
 /// The points of work unit `unit` (bucket range) searching their own set; the list of sorted
-/// position `p` is output list `list_of(p)`.
+/// position `p` is output list `list_of(p)`; the positions `exceptions` (ascending, inside
+/// the unit) search nothing and get empty lists.
 pub(super) struct UnitTask<'a, F> {
     pub(super) table: &'a CellTable,
     pub(super) unit: (u32, u32),
+    pub(super) exceptions: &'a [u32],
     pub(super) list_of: F,
 }
 
@@ -24,7 +26,14 @@ impl<T: Real, F: Fn(usize) -> usize + Copy> KernelTask<T> for UnitTask<'_, F> {
 
     #[inline(always)]
     fn run<K: MaskKernel>(&self, grid: &Grid<T>, buffer: &mut UnitBuffer<T>, with_distances: bool) {
-        grid.gather_unit_with::<K>(self.table, self.unit, buffer, with_distances, self.list_of);
+        grid.gather_unit_with::<K>(
+            self.table,
+            self.unit,
+            self.exceptions,
+            buffer,
+            with_distances,
+            self.list_of,
+        );
     }
 }
 
@@ -68,6 +77,8 @@ impl<T: Real> Grid<T> {
             ListPass::Empty
         } else if self.in_cell_order {
             ListPass::InCellOrder
+        } else if self.list_order == ListOrder::Ascending && self.few_exceptions() {
+            ListPass::InCellOrderWithExceptions
         } else if self.nearly_in_cell_order() {
             ListPass::NearCellOrder
         } else {
@@ -83,6 +94,15 @@ impl<T: Real> Grid<T> {
         // Input in cell order: each unit's lists go into place while hot (see `in_order`).
         if let (true, Some(table)) = (self.in_cell_order, self.table.as_ref()) {
             return self.self_lists_in_order::<K>(table, out, with_distances);
+        }
+        // Input in cell order but for a few points: the caller's numbering as the order,
+        // the exceptions searched apart (see `exceptions`).
+        if !with_distances
+            && self.list_order == ListOrder::Ascending
+            && let Some(table) = self.table.as_ref()
+            && let Some(result) = self.self_lists_with_exceptions::<K>(table, out)
+        {
+            return result;
         }
         // Input nearly in cell order: units of the caller's numbering, placed while hot.
         if let Some(table) = self.table.as_ref()
@@ -110,6 +130,7 @@ impl<T: Real> Grid<T> {
                 let task = UnitTask {
                     table,
                     unit,
+                    exceptions: &[],
                     list_of,
                 };
                 self.run_task::<K, _>(&task, buffer, with_distances, build);
