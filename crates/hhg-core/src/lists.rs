@@ -30,6 +30,9 @@ use gather::{UNSORTED_PROBE, UNSORTED_STREAK, is_ascending};
 /// How many lists ahead the copy of lists into place asks the cache for their places.
 const SCATTER_AHEAD: usize = 8;
 
+/// Pairs per parallel chunk of the index check of [`NeighborLists::assign_from_pairs`].
+const VALIDATE_CHUNK: usize = 1 << 14;
+
 /// The order of the entries of each neighbour list (see [`Grid::set_list_order`](crate::Grid::set_list_order)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum ListOrder {
@@ -432,6 +435,17 @@ impl<T: Real> NeighborLists<T> {
     /// Fails with [`Error::PairIndexOutOfRange`], naming the first pair with an index not
     /// below `n`, and then leaves the lists as they were.
     pub fn assign_from_pairs(&mut self, n: usize, pairs: &[[u32; 2]]) -> Result<(), Error> {
+        // The largest index first, in a loop the compiler vectorizes; the search for the first
+        // pair out of range (a rayon `position_first`, whose per-item bookkeeping cost ~19
+        // instructions per pair, 5 % of a `VariableRadiusSearch` step) only when there is one.
+        let largest = pairs
+            .par_chunks(VALIDATE_CHUNK)
+            .map(|chunk| chunk.iter().fold(0u32, |m, &[i, j]| m.max(i).max(j)))
+            .max()
+            .unwrap_or(0);
+        if (largest as usize) < n {
+            return self.assign_pairs(n, pairs);
+        }
         if let Some(pair) = pairs
             .par_iter()
             .position_first(|&[i, j]| i as usize >= n || j as usize >= n)

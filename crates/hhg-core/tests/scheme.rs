@@ -110,6 +110,20 @@ fn lists_from_pairs_refuse_an_index_out_of_range() {
         );
         assert_eq!((lists.offsets().to_vec(), lists.indices().to_vec()), before);
     }
+    // Past the first chunks of the parallel check: the first of two bad pairs is named.
+    let mut long: Vec<[u32; 2]> = (0..40_000u32).map(|k| [k % 999, 999]).collect();
+    long[35_001] = [u32::MAX, 0];
+    long[39_000] = [0, 1000];
+    let error = lists.assign_from_pairs(1000, &long).unwrap_err();
+    assert_eq!(
+        error,
+        Error::PairIndexOutOfRange {
+            pair: 35_001,
+            indices: [u32::MAX, 0],
+            count: 1000,
+        }
+    );
+    assert_eq!((lists.offsets().to_vec(), lists.indices().to_vec()), before);
     lists.assign_from_pairs(600_007, &[[600_006, 0]]).unwrap();
     assert_eq!(lists.neighbors(0), &[600_006]);
     assert_eq!(lists.neighbors(600_006), &[0]);
