@@ -260,8 +260,44 @@ fn symmetric_at_the_radius_across_faces<T: TestReal>() {
     assert_eq!(mapped, pairs, "{}: numbered backwards", T::NAME);
 }
 
+/// Points exactly on the faces of the box: at the origin (as `+0.0` and `-0.0` where the
+/// origin is zero), at the upper face `origin + length` (wrapped to the origin), one spacing
+/// of `T` below it, and half-way, on every axis; boxes at the origin and away from it. Each
+/// is its own image's neighbour at distance 0, and the pairs and distances are exactly the
+/// oracle's.
+fn points_on_faces<T: TestReal>() {
+    for (origin, length, radius) in [(0.0, 4.0, 1.0), (-2.0, 5.0, 1.5), (0.0, 3.0, 1.2)] {
+        let (o, l) = (T::from_f64(origin), T::from_f64(length));
+        let mut values = vec![
+            o,
+            o + l,
+            (o + l).next_down(),
+            T::from_f64(origin + length / 2.0),
+        ];
+        if origin == 0.0 {
+            values.push(T::from_f64(-0.0));
+        }
+        let mut points = Vec::new();
+        for &x in &values {
+            for &y in &values {
+                for &z in &values {
+                    points.push([x, y, z]);
+                }
+            }
+        }
+        let domain = PeriodicBox::cubic([o; 3], [l; 3]);
+        check(
+            &format!("points on the faces of the box at {origin}, {length} long"),
+            &points,
+            T::from_f64(radius),
+            domain,
+        );
+    }
+}
+
 for_both_precisions!(
     fully_periodic,
+    points_on_faces,
     mixed_axes,
     lattice_on_faces,
     narrow_box,

@@ -338,9 +338,7 @@ fn points_outside<T: TestReal>() {
 /// coordinates, so a point is its own image only at the cell's shifts, 2500 or more away,
 /// and points 2^26 apart meet only at the shifts that bring them within the cutoff: the
 /// search gives exactly the brute force's pairs, distances and vectors, with no self pair at
-/// distance 0. (The points differ in every coordinate: for two points with an equal
-/// coordinate the full list's mirrored vector has `+0.0` where the oracle negates to
-/// `-0.0`, which this bitwise comparison would count.)
+/// distance 0.
 #[test]
 fn a_cell_below_the_coordinates_resolution_matches_brute_force() {
     let step = 67_108_864.0f32; // 2^26, the spacing of f32 at 1e15.
@@ -472,8 +470,68 @@ fn borderline_pairs<T: TestReal>() {
     assert!(found > 0);
 }
 
+/// Points exactly on the faces, edges and corners of skewed and rectangular cells: the
+/// origin, the cell vectors and their sums (the far faces, which the wrap takes back to the
+/// origin), half-way points, each zero coordinate also as `-0.0`, and random points on a
+/// face. Coincident images (a point and its copy on the far face are `0` apart) and pairs
+/// whose vector has a zero component, in half and full lists, with cutoffs below and above
+/// the cells' widths: the pairs, distances and vectors (the sign of each zero included) are
+/// exactly the oracle's.
+fn points_on_faces<T: TestReal>() {
+    let mut rng = SplitMix64::new(0x7121_0007);
+    let cells = [
+        [[2.0, 0.0, 0.0], [0.5, 2.0, 0.0], [-0.25, 0.5, 2.0]],
+        [[3.0, 0.0, 0.0], [0.0, 2.5, 0.0], [0.0, 0.0, 2.0]],
+        [[2.0, 1.0, 0.0], [-1.0, 2.0, 0.5], [0.5, -0.5, 3.0]],
+    ];
+    for (case, cell) in cells.into_iter().enumerate() {
+        let mut points: Vec<[T; 3]> = Vec::new();
+        let fractions = [0.0, 0.5, 1.0];
+        for f0 in fractions {
+            for f1 in fractions {
+                for f2 in fractions {
+                    // Dyadic fractions of dyadic cells: every coordinate is exact.
+                    let p: [f64; 3] = std::array::from_fn(|c| {
+                        (f0 * cell[0][c] + f1 * cell[1][c]) + f2 * cell[2][c]
+                    });
+                    points.push(p.map(T::from_f64));
+                    if p.contains(&0.0) {
+                        points.push(p.map(|v| T::from_f64(if v == 0.0 { -0.0 } else { v })));
+                    }
+                }
+            }
+        }
+        points.push([-0.0, 0.0, -0.0].map(T::from_f64));
+        for _ in 0..12 {
+            let face = rng.below(3);
+            let f: [f64; 3] = std::array::from_fn(|k| {
+                if k == face {
+                    rng.below(2) as f64
+                } else {
+                    rng.uniform()
+                }
+            });
+            let p: [f64; 3] = std::array::from_fn(|c| {
+                (f[0] * cell[0][c] + f[1] * cell[1][c]) + f[2] * cell[2][c]
+            });
+            points.push(p.map(T::from_f64));
+        }
+        let domain = TriclinicBox::new(to_t(cell));
+        for cutoff in [0.75, 2.5] {
+            let found = check(
+                &format!("points on the faces of cell {case}, cutoff {cutoff}"),
+                &points,
+                T::from_f64(cutoff),
+                domain,
+            );
+            assert!(found > points.len(), "cell {case}: too few pairs");
+        }
+    }
+}
+
 for_both_precisions!(
     borderline_pairs,
+    points_on_faces,
     skewed_cells,
     small_cells,
     points_outside,

@@ -130,6 +130,11 @@ pub fn oracle_periodic_pairs<T: Real>(
 /// else the pair with `i < j`, or for `i == j` the shift whose first nonzero of
 /// `S0 + S1 + S2`, `S2`, `S1` is positive. Sorted by pair, each with its vector.
 ///
+/// Every pair's vector is that formula for the pair as listed, the mirror `(j, i, -S)`'s
+/// too: `(x[i] - x[j]) + (-S) . vectors`, which is `-D` except that a zero component is
+/// `+0.0` from both sides where `-D` would have `-0.0` (points on a face and their images
+/// on the opposite one, an equal coordinate).
+///
 /// The shifts tried per pair come from the dual vectors of the periodic cell vectors (no
 /// wrapping): along periodic axis `k`, `S_k = g_k . D - g_k . (x[j] - x[i])` with
 /// `|g_k . D| <= |g_k| cutoff`, one more on each side for rounding.
@@ -163,12 +168,7 @@ pub fn oracle_all_images_pairs<T: Real>(
                         if i == j && shift == [0; 3] {
                             continue;
                         }
-                        let s = shift.map(|v| v as f64);
-                        let d: [f64; 3] = std::array::from_fn(|c| {
-                            apart[c]
-                                + ((s[0] * vectors[0][c] + s[1] * vectors[1][c])
-                                    + s[2] * vectors[2][c])
-                        });
+                        let d = image_vector(xi, xj, shift, vectors);
                         if (d[0] * d[0] + d[1] * d[1]) + d[2] * d[2] > limit {
                             continue;
                         }
@@ -186,7 +186,7 @@ pub fn oracle_all_images_pairs<T: Real>(
                                 j: i,
                                 shift: shift.map(|v| -v),
                             };
-                            found.push((mirrored, d.map(|v| -v)));
+                            found.push((mirrored, image_vector(xj, xi, mirrored.shift, vectors)));
                         }
                     }
                 }
@@ -195,6 +195,15 @@ pub fn oracle_all_images_pairs<T: Real>(
     }
     found.sort_unstable_by_key(|&(pair, _)| pair);
     found
+}
+
+/// The vector `(xj - xi) + shift . vectors`, per component
+/// `(xj - xi) + ((S0 * a + S1 * b) + S2 * c)` in `f64`: the contract's formula, term by term.
+fn image_vector(xi: [f64; 3], xj: [f64; 3], shift: [i64; 3], vectors: [[f64; 3]; 3]) -> [f64; 3] {
+    let s = shift.map(|v| v as f64);
+    std::array::from_fn(|c| {
+        (xj[c] - xi[c]) + ((s[0] * vectors[0][c] + s[1] * vectors[1][c]) + s[2] * vectors[2][c])
+    })
 }
 
 /// Per periodic axis `k`, a vector `g_k` with `g_k . vectors[l] = (k == l)` for the periodic
