@@ -257,8 +257,8 @@ impl CellGeometry {
 /// A ghost image: its point and its shift (in cell vectors) from the wrapped point.
 type Ghost = (u32, [i32; 3]);
 
-/// Candidate pairs per block of the filtering pass (each block keeps the places of its
-/// accepted candidates as `u16`, so at most `2^16`).
+/// Candidate pairs per block of the filtering pass (each block keeps its accepted pairs in
+/// buffers of its own, sized for a whole block once and reused).
 const CANDIDATE_BLOCK: usize = 1 << 14;
 
 /// Pairs per task of the parallel output passes.
@@ -313,6 +313,32 @@ impl Accepted {
     }
 }
 
+/// The pairs the filtering pass accepted from one block of candidates, in the grid's order:
+/// each pair `(i, j)`, and where an output needs them its inner shift (the shift of `j`'s
+/// image from `i`'s wrapped position, see [`AllImagesSearch::caller_shift`]) and the rule's
+/// squared distance. The outputs are written from these, so no accepted pair is found and
+/// mapped a second time.
+#[derive(Clone, Debug, Default)]
+struct KeptBlock {
+    pairs: Vec<[u32; 2]>,
+    /// Per pair, its inner shift (empty when no output needs the shifts).
+    inner_shifts: Vec<[i32; 3]>,
+    /// Per pair, the rule's squared distance (empty when no output needs the distances).
+    distances_squared: Vec<f64>,
+}
+
+impl KeptBlock {
+    fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    fn heap_bytes(&self) -> usize {
+        size_of::<[u32; 2]>() * self.pairs.capacity()
+            + size_of::<[i32; 3]>() * self.inner_shifts.capacity()
+            + size_of::<f64>() * self.distances_squared.capacity()
+    }
+}
+
 /// The pairs of an [`AllImagesSearch`] with their cell shifts, distances and vectors, sorted
 /// by `(i, j, shift)` unless [`ImagePairList::set_order`] asks for [`PairOrder::Found`]; the
 /// distances and vectors can be left out ([`ImagePairList::set_distances`],
@@ -328,9 +354,8 @@ pub struct ImagePairList<T: Real> {
     without_vectors: bool,
     /// The pairs of points and images the grid finds (scratch).
     candidates: PairList<T>,
-    /// The accepted candidates of each block of candidates (their places in the block), in
-    /// the grid's order (scratch).
-    blocks: Vec<Vec<u16>>,
+    /// The accepted pairs of each block of candidates, in the grid's order (scratch).
+    blocks: Vec<KeptBlock>,
     /// The accepted pairs in their final order, before they are written out (scratch).
     accepted: Vec<Accepted>,
 }
@@ -384,7 +409,7 @@ impl<T: Real> ImagePairList<T> {
             + size_of::<[T; 3]>() * self.vectors.capacity()
             + self.candidates.heap_bytes()
             + size_of::<Accepted>() * self.accepted.capacity()
-            + size_of::<u16>() * self.blocks.iter().map(Vec::capacity).sum::<usize>()
+            + self.blocks.iter().map(KeptBlock::heap_bytes).sum::<usize>()
     }
 
     /// Sets the order of the pairs (the default: [`PairOrder::Sorted`]).
@@ -903,54 +928,84 @@ impl<T: Real> AllImagesSearch<T> {
         let grid_distances = candidates.distances_squared();
         let cutoff = self.cutoff.to_f64();
         let limit = cutoff * cutoff;
-        // Pass 1: each block of candidates keeps the indices of those it accepts, in the
-        // grid's order (a block's buffer holds a whole block, so it is allocated once).
+        let sorted = *order == PairOrder::Sorted;
+        // What the outputs will read of each accepted pair besides `(i, j)`: the shifts for
+        // `PeriodicPair`s, the sort, the vectors and the shift column; the rule's squared
+        // distances for the distances.
+        let keep_shifts =
+            sorted || !*without_vectors || columns.as_deref().is_none_or(|c| c.with_shifts);
+        let keep_distances = !*without_distances;
+        // Pass 1: each block of candidates keeps the pairs it accepts, in the grid's order,
+        // with what the outputs need (a block's buffers hold a whole block, so they are
+        // allocated once and reused).
         let block_count = found.len().div_ceil(CANDIDATE_BLOCK);
         blocks.truncate(block_count);
-        blocks.resize_with(block_count, Vec::new);
+        blocks.resize_with(block_count, KeptBlock::default);
         blocks.par_iter_mut().enumerate().for_each(|(b, kept)| {
-            kept.clear();
-            kept.reserve(CANDIDATE_BLOCK);
             let start = b * CANDIDATE_BLOCK;
             let end = found.len().min(start + CANDIDATE_BLOCK);
+            kept.pairs.clear();
+            kept.pairs.reserve(end - start);
+            kept.inner_shifts.clear();
+            if keep_shifts {
+                kept.inner_shifts.reserve(end - start);
+            }
+            kept.distances_squared.clear();
+            if keep_distances {
+                kept.distances_squared.reserve(end - start);
+            }
             for k in start..end {
-                let Some(pair) = self.canonical(found[k]) else {
+                let Some((pair, inner)) = self.canonical(found[k]) else {
                     continue;
                 };
-                let accepted = match (sure, grid_distances) {
-                    (Some(sure), Some(d2)) if d2[k].to_f64() <= sure => true,
-                    _ => self.rule_distance_squared(pair) <= limit,
+                let distance_squared = match (sure, grid_distances) {
+                    // `sure` is only set when no distance is asked for.
+                    (Some(sure), Some(d2)) if d2[k].to_f64() <= sure => None,
+                    _ => {
+                        let d2 = self.rule_distance_squared(pair, inner);
+                        if d2 > limit {
+                            continue;
+                        }
+                        Some(d2)
+                    }
                 };
-                if accepted {
-                    kept.push((k - start) as u16);
+                kept.pairs.push(pair);
+                if keep_shifts {
+                    kept.inner_shifts.push(inner);
+                }
+                if keep_distances {
+                    kept.distances_squared
+                        .push(distance_squared.expect("the rule decided every pair"));
                 }
             }
         });
         let full = set == PairSet::Full;
-        // The pair a kept candidate stands for.
-        let pair_of = |k: usize| {
-            self.canonical(found[k])
-                .expect("a kept candidate is canonical")
+        // The pair `at` of a block, with its shift for the caller's positions.
+        let pair_of = |kept: &KeptBlock, at: usize| {
+            let [i, j] = kept.pairs[at];
+            PeriodicPair {
+                i,
+                j,
+                shift: self.caller_shift(i, j, kept.inner_shifts[at]),
+            }
         };
         match order {
             PairOrder::Found => {
-                // Pass 2: the outputs straight from the kept candidates, each in one parallel
-                // pass (a full list: the half list, then its mirrors in the same order).
+                // Pass 2: the outputs straight from the kept pairs, each in one parallel pass
+                // (a full list: the half list, then its mirrors in the same order).
                 pairs.clear();
                 match columns.as_deref_mut() {
-                    Some(columns) => write_kept_columns(columns, blocks, full, &pair_of)?,
-                    None => write_kept(pairs, blocks, full, pair_of, |k| mirrored(pair_of(k)))?,
+                    Some(columns) => self.write_kept_columns(columns, blocks, full)?,
+                    None => write_kept(pairs, blocks, full, pair_of, |kept, at| {
+                        mirrored(pair_of(kept, at))
+                    })?,
                 }
                 distances.clear();
                 if !*without_distances {
-                    let distance = |pair| T::from_f64(self.rule_distance_squared(pair).sqrt());
-                    write_kept(
-                        distances,
-                        blocks,
-                        full,
-                        |k| distance(pair_of(k)),
-                        |k| distance(pair_of(k)),
-                    )?;
+                    let distance = |kept: &KeptBlock, at: usize| {
+                        T::from_f64(kept.distances_squared[at].sqrt())
+                    };
+                    write_kept(distances, blocks, full, distance, distance)?;
                 }
                 vectors.clear();
                 if !*without_vectors {
@@ -962,8 +1017,8 @@ impl<T: Real> AllImagesSearch<T> {
                         vectors,
                         blocks,
                         full,
-                        |k| vector(pair_of(k)),
-                        |k| vector(mirrored(pair_of(k))),
+                        |kept, at| vector(pair_of(kept, at)),
+                        |kept, at| vector(mirrored(pair_of(kept, at))),
                     )?;
                 }
             }
@@ -1000,16 +1055,14 @@ impl<T: Real> AllImagesSearch<T> {
         Ok(())
     }
 
-    /// The pair `(i, j, S)` that the grid's pair `[a, b]` (indices into the points then the
-    /// ghosts) stands for, when it is kept from this side: an original point first, then the
-    /// canonical one of the two sides.
+    /// The pair `[i, j]` that the grid's pair `[a, b]` (indices into the points then the
+    /// ghosts) stands for, with its inner shift (of `j`'s image from `i`'s wrapped position),
+    /// when it is kept from this side: an original point first, then the canonical one of
+    /// the two sides.
     #[inline]
-    fn canonical(&self, [a, b]: [u32; 2]) -> Option<PeriodicPair> {
+    fn canonical(&self, [a, b]: [u32; 2]) -> Option<([u32; 2], [i32; 3])> {
         let n = self.points.len();
-        let ghost = |e: u32| -> (u32, [i64; 3]) {
-            let (point, shift) = self.ghosts[e as usize - n];
-            (point, shift.map(i64::from))
-        };
+        let ghost = |e: u32| -> Ghost { self.ghosts[e as usize - n] };
         // Each pair is kept where its first member is an original point: its other member is
         // then an image `inner` cells away from that point.
         let (i, j, inner) = match ((a as usize) < n, (b as usize) < n) {
@@ -1026,46 +1079,146 @@ impl<T: Real> AllImagesSearch<T> {
         };
         // The same pair is also found from its other member (`j, i, -inner`): keep the
         // canonical one of the two.
-        if i > j || (i == j && !positive_half(inner)) {
+        if i > j || (i == j && !positive_half(inner.map(i64::from))) {
             return None;
         }
-        let shift = if self.all_inside {
+        Some(([i, j], inner))
+    }
+
+    /// The shift of the pair `(i, j)` for the caller's positions, from its inner shift: the
+    /// inner shift plus the wrap counts of `i` less those of `j`.
+    #[inline]
+    fn caller_shift(&self, i: u32, j: u32, inner: [i32; 3]) -> [i64; 3] {
+        let inner = inner.map(i64::from);
+        if self.all_inside {
             inner
         } else {
             let (ci, cj) = (self.counts[i as usize], self.counts[j as usize]);
             std::array::from_fn(|k| inner[k] + ci[k] - cj[k])
-        };
-        Some(PeriodicPair { i, j, shift })
+        }
     }
 
-    /// The rule's squared distance of `pair`, `(D0*D0 + D1*D1) + D2*D2` in `f64`.
+    /// Refills the columns `columns` asks for from the kept pairs of `blocks` (as
+    /// [`write_kept`] orders them: block after block, then the mirrors `(j, i, -S)`), all in
+    /// one parallel pass.
+    fn write_kept_columns<I: PairIndex>(
+        &self,
+        columns: &mut ImagePairColumns<I>,
+        blocks: &[KeptBlock],
+        full: bool,
+    ) -> Result<(), Error> {
+        let count = kept_count(blocks, full);
+        let (indices, shifts) = (columns.with_indices, columns.with_shifts);
+        let what = "the periodic pairs' columns";
+        let index_count = if indices { count } else { 0 };
+        reserve_output(&mut columns.i, index_count, what)?;
+        reserve_output(&mut columns.j, index_count, what)?;
+        reserve_output(&mut columns.shifts, if shifts { count } else { 0 }, what)?;
+        let too_far = AtomicBool::new(false);
+        let i_targets = block_targets(columns.i.spare_capacity_mut(), blocks, full, indices);
+        let j_targets = block_targets(columns.j.spare_capacity_mut(), blocks, full, indices);
+        let s_targets = block_targets(columns.shifts.spare_capacity_mut(), blocks, full, shifts);
+        // The shift of a kept pair in 32 bits (with every point in the cell, its inner shift
+        // as it is).
+        let narrow = |kept: &KeptBlock, at: usize| -> Option<[i32; 3]> {
+            let inner = kept.inner_shifts[at];
+            if self.all_inside {
+                return Some(inner);
+            }
+            let [i, j] = kept.pairs[at];
+            narrow_shift(self.caller_shift(i, j, inner))
+        };
+        i_targets
+            .into_par_iter()
+            .zip(j_targets)
+            .zip(s_targets)
+            .zip(blocks.par_iter())
+            .for_each(|(((i_out, j_out), s_out), kept)| {
+                let (i_half, i_mirror) = i_out;
+                let (j_half, j_mirror) = j_out;
+                let (s_half, s_mirror) = s_out;
+                if indices {
+                    for ((i_slot, j_slot), &[i, j]) in
+                        i_half.iter_mut().zip(j_half.iter_mut()).zip(&kept.pairs)
+                    {
+                        i_slot.write(I::from_u32(i));
+                        j_slot.write(I::from_u32(j));
+                    }
+                    // The mirrors: `i` and `j` exchanged.
+                    for ((i_slot, j_slot), &[i, j]) in i_mirror
+                        .iter_mut()
+                        .zip(j_mirror.iter_mut())
+                        .zip(&kept.pairs)
+                    {
+                        i_slot.write(I::from_u32(j));
+                        j_slot.write(I::from_u32(i));
+                    }
+                }
+                if shifts {
+                    for at in 0..kept.len() {
+                        let shift = narrow(kept, at).unwrap_or_else(|| {
+                            too_far.store(true, Ordering::Relaxed);
+                            [0; 3]
+                        });
+                        s_half[at].write(shift);
+                        if full {
+                            s_mirror[at].write(shift.map(|s| -s));
+                        }
+                    }
+                }
+            });
+        // SAFETY: as in `write_kept`, for each column asked for (the targets of the others
+        // are empty and their lengths stay 0): every slot of its targets, which tile its
+        // first `count` slots, was written above (the mirror targets are empty unless `full`).
+        unsafe {
+            columns.i.set_len(index_count);
+            columns.j.set_len(index_count);
+            if shifts {
+                columns.shifts.set_len(count);
+            }
+        }
+        if too_far.into_inner() {
+            // The first pair whose shift does not fit, in the list's order.
+            let (kept, at) = blocks
+                .iter()
+                .flat_map(|kept| (0..kept.len()).map(move |at| (kept, at)))
+                .find(|&(kept, at)| narrow(kept, at).is_none())
+                .expect("a shift did not fit");
+            let [i, j] = kept.pairs[at];
+            let shift = self.caller_shift(i, j, kept.inner_shifts[at]);
+            return Err(shift_out_of_range(PeriodicPair { i, j, shift }));
+        }
+        Ok(())
+    }
+
+    /// The rule's squared distance of the pair `[i, j]` with inner shift `inner`,
+    /// `(D0*D0 + D1*D1) + D2*D2` in `f64`.
     #[inline]
-    fn rule_distance_squared(&self, pair: PeriodicPair) -> f64 {
-        let d = self.pair_vector(pair.i, pair.j, pair.shift);
+    fn rule_distance_squared(&self, [i, j]: [u32; 2], inner: [i32; 3]) -> f64 {
+        let d = self.pair_vector(i, j, self.caller_shift(i, j, inner));
         (d[0] * d[0] + d[1] * d[1]) + d[2] * d[2]
     }
 
-    /// Gathers the pairs of the kept candidates of `blocks` (and, for a full list, their
-    /// mirrors) with their squared distances into `accepted`, sorted by `(i, j, shift)`: a
-    /// counting sort by `i` (positions handed out by one atomic cursor per point), then each
-    /// point's pairs sorted among themselves. The keys are unique, so the result is the same
-    /// for any thread count.
+    /// Gathers the kept pairs of `blocks` (and, for a full list, their mirrors) with their
+    /// squared distances (`0` where none were kept) into `accepted`, sorted by
+    /// `(i, j, shift)`: a counting sort by `i` (positions handed out by one atomic cursor per
+    /// point), then each point's pairs sorted among themselves. The keys are unique, so the
+    /// result is the same for any thread count.
     fn sort_accepted(
         &self,
-        blocks: &[Vec<u16>],
+        blocks: &[KeptBlock],
         full: bool,
-        pair_of: &(impl Fn(usize) -> PeriodicPair + Sync),
+        pair_of: &(impl Fn(&KeptBlock, usize) -> PeriodicPair + Sync),
         accepted: &mut Vec<Accepted>,
     ) {
         let n = self.points.len();
         let mut cursors: Vec<AtomicUsize> = Vec::with_capacity(n);
         cursors.resize_with(n, || AtomicUsize::new(0));
-        blocks.par_iter().enumerate().for_each(|(b, kept)| {
-            for &k in kept {
-                let pair = pair_of(b * CANDIDATE_BLOCK + usize::from(k));
-                cursors[pair.i as usize].fetch_add(1, Ordering::Relaxed);
+        blocks.par_iter().for_each(|kept| {
+            for &[i, j] in &kept.pairs {
+                cursors[i as usize].fetch_add(1, Ordering::Relaxed);
                 if full {
-                    cursors[pair.j as usize].fetch_add(1, Ordering::Relaxed);
+                    cursors[j as usize].fetch_add(1, Ordering::Relaxed);
                 }
             }
         });
@@ -1085,12 +1238,11 @@ impl<T: Real> AllImagesSearch<T> {
             // a distinct position inside the range (in bounds, written by this task alone).
             unsafe { slots.write(at, pair) };
         };
-        blocks.par_iter().enumerate().for_each(|(b, kept)| {
-            for &k in kept {
-                let pair = pair_of(b * CANDIDATE_BLOCK + usize::from(k));
+        blocks.par_iter().for_each(|kept| {
+            for at in 0..kept.len() {
                 let record = Accepted {
-                    pair,
-                    distance_squared: self.rule_distance_squared(pair),
+                    pair: pair_of(kept, at),
+                    distance_squared: kept.distances_squared.get(at).copied().unwrap_or(0.0),
                 };
                 place(record);
                 if full {
@@ -1137,14 +1289,14 @@ fn reserve_output<V>(out: &mut Vec<V>, count: usize, what: &'static str) -> Resu
 /// empty when `wanted` is not set.
 fn block_targets<'a, V>(
     spare: &'a mut [MaybeUninit<V>],
-    blocks: &[Vec<u16>],
+    blocks: &[KeptBlock],
     full: bool,
     wanted: bool,
 ) -> BlockTargets<'a, V> {
     if !wanted {
         return blocks.iter().map(|_| (&mut [][..], &mut [][..])).collect();
     }
-    let half: usize = blocks.iter().map(Vec::len).sum();
+    let half: usize = blocks.iter().map(KeptBlock::len).sum();
     let (mut first, mut second) = spare.split_at_mut(half);
     let mut targets = Vec::with_capacity(blocks.len());
     for kept in blocks {
@@ -1162,22 +1314,22 @@ fn block_targets<'a, V>(
     targets
 }
 
-/// The number of values an output of the kept candidates of `blocks` holds.
-fn kept_count(blocks: &[Vec<u16>], full: bool) -> usize {
-    let half: usize = blocks.iter().map(Vec::len).sum();
+/// The number of values an output of the kept pairs of `blocks` holds.
+fn kept_count(blocks: &[KeptBlock], full: bool) -> usize {
+    let half: usize = blocks.iter().map(KeptBlock::len).sum();
     if full { 2 * half } else { half }
 }
 
-/// Refills `out` with `value(k)` for every kept candidate `k` of `blocks` (`k` the
-/// candidate's index, a block's places counted from `b * CANDIDATE_BLOCK`), block after block,
-/// then (`full`) with `mirror(k)` for each in the same order, written in parallel straight
-/// into the vector's spare capacity (no pass that first fills it with placeholders).
+/// Refills `out` with `value(block, at)` for every kept pair `at` of every block of
+/// `blocks`, block after block, then (`full`) with `mirror(block, at)` for each in the same
+/// order, written in parallel straight into the vector's spare capacity (no pass that first
+/// fills it with placeholders).
 fn write_kept<V: Send>(
     out: &mut Vec<V>,
-    blocks: &[Vec<u16>],
+    blocks: &[KeptBlock],
     full: bool,
-    value: impl Fn(usize) -> V + Sync,
-    mirror: impl Fn(usize) -> V + Sync,
+    value: impl Fn(&KeptBlock, usize) -> V + Sync,
+    mirror: impl Fn(&KeptBlock, usize) -> V + Sync,
 ) -> Result<(), Error> {
     let count = kept_count(blocks, full);
     reserve_output(out, count, "the periodic pairs' outputs")?;
@@ -1185,101 +1337,18 @@ fn write_kept<V: Send>(
     targets
         .into_par_iter()
         .zip(blocks.par_iter())
-        .enumerate()
-        .for_each(|(b, ((target, mirror_target), kept))| {
-            let start = b * CANDIDATE_BLOCK;
-            for (slot, &k) in target.iter_mut().zip(kept) {
-                slot.write(value(start + usize::from(k)));
+        .for_each(|((target, mirror_target), kept)| {
+            for (at, slot) in target.iter_mut().enumerate() {
+                slot.write(value(kept, at));
             }
-            for (slot, &k) in mirror_target.iter_mut().zip(kept) {
-                slot.write(mirror(start + usize::from(k)));
+            for (at, slot) in mirror_target.iter_mut().enumerate() {
+                slot.write(mirror(kept, at));
             }
         });
     // SAFETY: the targets tile the first `count` slots of the spare capacity (each block's
     // target, and with `full` its mirror target, is as long as the block, and the blocks'
     // lengths sum to `half`), and the loops above wrote every slot of every target.
     unsafe { out.set_len(count) }
-    Ok(())
-}
-
-/// Refills the columns `columns` asks for from the kept candidates of `blocks` (as
-/// [`write_kept`] orders them: block after block, then the mirrors `(j, i, -S)`), all in one
-/// parallel pass that finds each candidate's pair once.
-fn write_kept_columns<I: PairIndex>(
-    columns: &mut ImagePairColumns<I>,
-    blocks: &[Vec<u16>],
-    full: bool,
-    pair_of: &(impl Fn(usize) -> PeriodicPair + Sync),
-) -> Result<(), Error> {
-    let count = kept_count(blocks, full);
-    let (indices, shifts) = (columns.with_indices, columns.with_shifts);
-    let what = "the periodic pairs' columns";
-    let index_count = if indices { count } else { 0 };
-    reserve_output(&mut columns.i, index_count, what)?;
-    reserve_output(&mut columns.j, index_count, what)?;
-    reserve_output(&mut columns.shifts, if shifts { count } else { 0 }, what)?;
-    let too_far = AtomicBool::new(false);
-    let i_targets = block_targets(columns.i.spare_capacity_mut(), blocks, full, indices);
-    let j_targets = block_targets(columns.j.spare_capacity_mut(), blocks, full, indices);
-    let s_targets = block_targets(columns.shifts.spare_capacity_mut(), blocks, full, shifts);
-    i_targets
-        .into_par_iter()
-        .zip(j_targets)
-        .zip(s_targets)
-        .zip(blocks.par_iter())
-        .enumerate()
-        .for_each(|(b, (((i_out, j_out), s_out), kept))| {
-            let start = b * CANDIDATE_BLOCK;
-            let (i_half, i_mirror) = i_out;
-            let (j_half, j_mirror) = j_out;
-            let (s_half, s_mirror) = s_out;
-            for (at, &k) in kept.iter().enumerate() {
-                let pair = pair_of(start + usize::from(k));
-                let (i, j) = (I::from_u32(pair.i), I::from_u32(pair.j));
-                if indices {
-                    i_half[at].write(i);
-                    j_half[at].write(j);
-                    if full {
-                        i_mirror[at].write(j);
-                        j_mirror[at].write(i);
-                    }
-                }
-                if shifts {
-                    let shift = narrow_shift(pair.shift).unwrap_or_else(|| {
-                        too_far.store(true, Ordering::Relaxed);
-                        [0; 3]
-                    });
-                    s_half[at].write(shift);
-                    if full {
-                        s_mirror[at].write(shift.map(|s| -s));
-                    }
-                }
-            }
-        });
-    // SAFETY: as in `write_kept`, for each column asked for (the targets of the others are
-    // empty and their lengths stay 0): every slot of its targets, which tile its first
-    // `count` slots, was written above.
-    unsafe {
-        columns.i.set_len(index_count);
-        columns.j.set_len(index_count);
-        if shifts {
-            columns.shifts.set_len(count);
-        }
-    }
-    if too_far.into_inner() {
-        // The first pair whose shift does not fit, in the list's order.
-        let pair = blocks
-            .iter()
-            .enumerate()
-            .flat_map(|(b, kept)| {
-                kept.iter()
-                    .map(move |&k| b * CANDIDATE_BLOCK + usize::from(k))
-            })
-            .map(pair_of)
-            .find(|pair| narrow_shift(pair.shift).is_none())
-            .expect("a shift did not fit");
-        return Err(shift_out_of_range(pair));
-    }
     Ok(())
 }
 

@@ -126,9 +126,77 @@ fn check<T: TestReal>(name: &str, points: &[[T; 3]], cutoff: T, cell: TriclinicB
             );
             assert!(found.1.is_empty() && found.2.is_empty());
         }
+        // The grid's order with distances and vectors, as `PeriodicPair`s and as columns of
+        // the indices alone (what `quantities="ijdD"` asks): the oracle's pairs, distances
+        // and vectors once sorted, and the same values in the same order both ways.
+        for threads in [1, 2] {
+            let (found, columns) =
+                in_pool(threads, || run_found_with_values(points, cutoff, cell, set));
+            let mut sorted_found: Vec<(PeriodicPair, u64, [u64; 3])> = found
+                .0
+                .iter()
+                .zip(&found.1)
+                .zip(&found.2)
+                .map(|((&p, &d), &v)| (p, d, v))
+                .collect();
+            sorted_found.sort_unstable_by_key(|&(p, _, _)| p);
+            let sorted_want: Vec<(PeriodicPair, u64, [u64; 3])> = want
+                .0
+                .iter()
+                .zip(&want.1)
+                .zip(&want.2)
+                .map(|((&p, &d), &v)| (p, d, v))
+                .collect();
+            assert!(
+                sorted_found == sorted_want,
+                "{what}: the grid's order with distances and vectors differs from the oracle"
+            );
+            let found_indices: Vec<[u32; 2]> = found.0.iter().map(|p| [p.i, p.j]).collect();
+            assert!(
+                columns.0 == found_indices && columns.1 == found.1 && columns.2 == found.2,
+                "{what}: index columns with distances and vectors differ from the pairs"
+            );
+        }
         pairs_found = one.0.len();
     }
     pairs_found
+}
+
+/// Index columns without shifts, with the distances and vectors of the same call (as bits).
+type IndexColumns = (Vec<[u32; 2]>, Vec<u64>, Vec<[u64; 3]>);
+
+/// The pairs in the grid's order with distances and vectors, as `PeriodicPair`s, and then as
+/// `u64` index columns without shifts (with the distances and vectors of that call).
+fn run_found_with_values<T: TestReal>(
+    points: &[[T; 3]],
+    cutoff: T,
+    cell: TriclinicBox<T>,
+    set: PairSet,
+) -> (Output, IndexColumns) {
+    let mut search = AllImagesSearch::new(cutoff, cell).unwrap();
+    search.build(points).unwrap();
+    let mut out = ImagePairList::default();
+    out.set_order(PairOrder::Found);
+    search.pairs(set, &mut out).unwrap();
+    let values = |out: &ImagePairList<T>| -> (Vec<u64>, Vec<[u64; 3]>) {
+        (
+            out.distances().iter().map(|d| d.bits()).collect(),
+            out.vectors().iter().map(|v| v.map(|c| c.bits())).collect(),
+        )
+    };
+    let (distances, vectors) = values(&out);
+    let pairs = (out.pairs().to_vec(), distances, vectors);
+    let mut columns = ImagePairColumns::<u64>::new(true, false);
+    search.pair_columns(set, &mut out, &mut columns).unwrap();
+    assert!(columns.shifts().is_empty());
+    let indices = columns
+        .i()
+        .iter()
+        .zip(columns.j())
+        .map(|(&i, &j)| [u32::try_from(i).unwrap(), u32::try_from(j).unwrap()])
+        .collect();
+    let (distances, vectors) = values(&out);
+    (pairs, (indices, distances, vectors))
 }
 
 /// The pairs as columns (index type `I`), rebuilt into pairs, with the list's distances and
