@@ -954,6 +954,21 @@ impl<T: Real> AllImagesSearch<T> {
             if keep_distances {
                 kept.distances_squared.reserve(end - start);
             }
+            if let (Some(sure), Some(d2), false, false) =
+                (sure, grid_distances, keep_shifts, keep_distances)
+            {
+                // The binding's common case, `i` and `j` only: the grid's distance decides
+                // all but the pairs in the band around the cutoff, and only `(i, j)` is kept.
+                for (&candidate, &d2) in found[start..end].iter().zip(&d2[start..end]) {
+                    let Some((pair, inner)) = self.canonical(candidate) else {
+                        continue;
+                    };
+                    if d2.to_f64() <= sure || self.rule_distance_squared(pair, inner) <= limit {
+                        kept.pairs.push(pair);
+                    }
+                }
+                return;
+            }
             for k in start..end {
                 let Some((pair, inner)) = self.canonical(found[k]) else {
                     continue;
@@ -1059,24 +1074,22 @@ impl<T: Real> AllImagesSearch<T> {
     /// ghosts) stands for, with its inner shift (of `j`'s image from `i`'s wrapped position),
     /// when it is kept from this side: an original point first, then the canonical one of
     /// the two sides.
-    #[inline]
+    #[inline(always)]
     fn canonical(&self, [a, b]: [u32; 2]) -> Option<([u32; 2], [i32; 3])> {
         let n = self.points.len();
-        let ghost = |e: u32| -> Ghost { self.ghosts[e as usize - n] };
+        // The grid's pairs have `a < b`, and the ghosts are numbered after the points: two
+        // points, a point and a ghost, or two ghosts.
+        debug_assert!(a < b, "the grid's pairs are ordered");
+        if (b as usize) < n {
+            return Some(([a, b], [0; 3]));
+        }
+        if (a as usize) >= n {
+            return None;
+        }
         // Each pair is kept where its first member is an original point: its other member is
         // then an image `inner` cells away from that point.
-        let (i, j, inner) = match ((a as usize) < n, (b as usize) < n) {
-            (true, true) => (a.min(b), a.max(b), [0; 3]),
-            (true, false) => {
-                let (point, shift) = ghost(b);
-                (a, point, shift)
-            }
-            (false, true) => {
-                let (point, shift) = ghost(a);
-                (b, point, shift)
-            }
-            (false, false) => return None,
-        };
+        let (j, inner) = self.ghosts[b as usize - n];
+        let i = a;
         // The same pair is also found from its other member (`j, i, -inner`): keep the
         // canonical one of the two.
         if i > j || (i == j && !positive_half(inner.map(i64::from))) {
