@@ -1,5 +1,5 @@
 //! Recursive coordinate bisection: the box of space each rank owns, balanced by particle
-//! count, and the owner of a point.
+//! count or by a weight per particle, and the owner of a point.
 
 use mpi::collective::SystemOperation;
 use mpi::traits::*;
@@ -128,6 +128,23 @@ impl Decomposition {
     /// of the tree's level); points with equal coordinates cannot be separated, so a cloud
     /// of coincident points gets uneven boxes. The levels take `ceil(log2 k)` rounds.
     pub fn bisect<C: Communicator>(comm: &C, root: Bounds, points: &[[f64; 3]]) -> Self {
+        Self::bisect_weighted(comm, root, points, None)
+    }
+
+    /// As [`Decomposition::bisect`], balanced by `weights` (one per point, as `points`)
+    /// instead of the point count: each box holds about as much of the total weight as the
+    /// others, and is cut along the longest axis of the bounding box of its points of
+    /// positive weight. A box whose points all weigh nothing is cut by point count, as
+    /// [`Decomposition::bisect`] cuts it. `None` weighs every point 1. Collective.
+    /// [`crate::DistributedSearch`] computes the weights itself, one per point.
+    pub(crate) fn bisect_weighted<C: Communicator>(
+        comm: &C,
+        root: Bounds,
+        points: &[[f64; 3]],
+        weights: Option<&[u32]>,
+    ) -> Self {
+        debug_assert!(weights.is_none_or(|w| w.len() == points.len()));
+        let weight_of = |index: usize| weights.map_or(1, |w| u64::from(w[index]));
         let size = comm.size() as usize;
         let mut nodes = vec![Node::Leaf { rank: 0 }];
         let mut boxes = vec![root; size];
@@ -141,28 +158,49 @@ impl Decomposition {
         let mut membership = vec![0u32; points.len()];
         while !groups.is_empty() {
             let g = groups.len();
-            // The bounding box and the count of every group's points.
-            let mut local = vec![f64::NEG_INFINITY; 6 * g];
-            let mut counts = vec![0u64; g];
-            for (p, &m) in points.iter().zip(&membership) {
+            // Per group: the bounding box of all its points and of its points of positive
+            // weight (negated lower corners, so that one maximum reduces both ends), its point
+            // count and its weight.
+            let mut local = vec![f64::NEG_INFINITY; 12 * g];
+            let mut sums = vec![0u64; 2 * g];
+            for (index, (p, &m)) in points.iter().zip(&membership).enumerate() {
                 if m == u32::MAX {
                     continue;
                 }
                 let m = m as usize;
-                counts[m] += 1;
-                for a in 0..3 {
-                    local[6 * m + a] = local[6 * m + a].max(-p[a]);
-                    local[6 * m + 3 + a] = local[6 * m + 3 + a].max(p[a]);
+                let weight = weight_of(index);
+                sums[2 * m] += 1;
+                sums[2 * m + 1] += weight;
+                let heavy = if weight > 0 { 2 } else { 1 };
+                for set in 0..heavy {
+                    let at = 12 * m + 6 * set;
+                    for a in 0..3 {
+                        local[at + a] = local[at + a].max(-p[a]);
+                        local[at + 3 + a] = local[at + 3 + a].max(p[a]);
+                    }
                 }
             }
+            let mut all_extents = vec![0.0; 12 * g];
+            comm.all_reduce_into(&local[..], &mut all_extents[..], SystemOperation::max());
+            let mut all_sums = vec![0u64; 2 * g];
+            comm.all_reduce_into(&sums[..], &mut all_sums[..], SystemOperation::sum());
+            // Each group is balanced by weight where it has any, else by count.
+            let by_weight: Vec<bool> = (0..g).map(|i| all_sums[2 * i + 1] > 0).collect();
+            let totals: Vec<u64> = (0..g)
+                .map(|i| all_sums[2 * i + usize::from(by_weight[i])])
+                .collect();
             let mut extent = vec![0.0; 6 * g];
-            comm.all_reduce_into(&local[..], &mut extent[..], SystemOperation::max());
-            let mut totals = vec![0u64; g];
-            comm.all_reduce_into(&counts[..], &mut totals[..], SystemOperation::sum());
+            for i in 0..g {
+                let at = 12 * i + 6 * usize::from(by_weight[i]);
+                extent[6 * i..6 * i + 6].copy_from_slice(&all_extents[at..at + 6]);
+            }
 
-            // Per group: the axis, the sorted local coordinates along it, the target count.
+            // Per group: the axis, the sorted local coordinates along it, the target weight.
             let mut axes = vec![0usize; g];
-            let mut sorted: Vec<Vec<f64>> = vec![Vec::new(); g];
+            // The sorted coordinates along the axis, and the prefix sums of their balancing
+            // weights (`prefix[k]`: the weight of the first `k` coordinates).
+            let mut sorted: Vec<Vec<(f64, u64)>> = vec![Vec::new(); g];
+            let mut prefix: Vec<Vec<u64>> = vec![Vec::new(); g];
             let mut targets = vec![0u64; g];
             let mut interval = vec![(0.0f64, 0.0f64); g];
             let mut interval_counts = vec![(0u64, 0u64); g];
@@ -197,13 +235,21 @@ impl Decomposition {
                     done[i] = true;
                 }
             }
-            for (p, &m) in points.iter().zip(&membership) {
-                if m != u32::MAX && !done[m as usize] {
-                    sorted[m as usize].push(p[axes[m as usize]]);
+            for (index, (p, &m)) in points.iter().zip(&membership).enumerate() {
+                let m = m as usize;
+                if m != u32::MAX as usize && !done[m] {
+                    let weight = if by_weight[m] { weight_of(index) } else { 1 };
+                    sorted[m].push((p[axes[m]], weight));
                 }
             }
-            for column in &mut sorted {
-                column.sort_unstable_by(f64::total_cmp);
+            for (column, sums) in sorted.iter_mut().zip(&mut prefix) {
+                column.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+                sums.push(0);
+                let mut running = 0u64;
+                sums.extend(column.iter().map(|&(_, weight)| {
+                    running += weight;
+                    running
+                }));
             }
             // Bisection on the cut of every unfinished group at once.
             for _ in 0..MAX_BISECTION_STEPS {
@@ -222,7 +268,7 @@ impl Decomposition {
                     }
                     active = true;
                     mids[i] = mid;
-                    local_below[i] = sorted[i].partition_point(|&x| x < mid) as u64;
+                    local_below[i] = prefix[i][sorted[i].partition_point(|&(x, _)| x < mid)];
                 }
                 // Every rank sees the same intervals, so all agree on whether to go on.
                 if !active {

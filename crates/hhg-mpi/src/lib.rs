@@ -1,7 +1,8 @@
 //! hhg-mpi: distributed fixed-radius neighbour search on MPI (rsmpi over Open MPI).
 //!
 //! Particles are spread over the ranks of a communicator. Each rank owns a box of space
-//! (`Decomposition`, recursive coordinate bisection balanced by particle count), holds the
+//! (`Decomposition`, recursive coordinate bisection balanced by particle count or by a
+//! weight per particle, `DistributedSearch::balance_by`), holds the
 //! particles inside it, and receives as *ghosts* the particles of other ranks (and the
 //! periodic images of any particle) within the search radius of its box: the *halo*. The
 //! search itself is hhg-core's [`hhg_core::Grid`] over local and ghost particles, so a

@@ -20,9 +20,13 @@ const HALO_TAG: i32 = 1;
 const VALUES_TAG: i32 = 2;
 const MIGRATION_TAG: i32 = 3;
 
-/// The default imbalance (largest rank's particle count over the mean) past which
+/// The default imbalance (largest rank's particle count, or weight with
+/// [`DistributedSearch::balance_by`], over the mean) past which
 /// [`DistributedSearch::migrate`] cuts the boxes anew.
 pub const DEFAULT_REBALANCE_THRESHOLD: f64 = 1.25;
+
+/// The balancing weight of a particle from its global id ([`DistributedSearch::balance_by`]).
+type BalanceWeight = Box<dyn Fn(u64) -> u32 + Send + Sync>;
 
 /// Where a ghost comes from: the rank that owns the particle and its global id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -152,6 +156,8 @@ pub struct DistributedSearch<T: Real> {
     root: Bounds,
     decomposition: Option<Decomposition>,
     rebalance_threshold: f64,
+    /// The balancing weight of a particle from its global id (`None`: every particle 1).
+    weight: Option<BalanceWeight>,
     neighbours: Vec<Neighbour>,
     ids: Vec<u64>,
     local_positions: Vec<[T; 3]>,
@@ -232,6 +238,7 @@ impl<T: Real + Pod> DistributedSearch<T> {
             root,
             decomposition: None,
             rebalance_threshold: DEFAULT_REBALANCE_THRESHOLD,
+            weight: None,
             neighbours: Vec::new(),
             ids: Vec::new(),
             local_positions: Vec::new(),
@@ -248,8 +255,8 @@ impl<T: Real + Pod> DistributedSearch<T> {
         })
     }
 
-    /// Sets the imbalance (largest rank's particle count over the mean) past which a
-    /// migration cuts the boxes anew.
+    /// Sets the imbalance (largest rank's particle count over the mean, or weight with
+    /// [`DistributedSearch::balance_by`]) past which a migration cuts the boxes anew.
     ///
     /// # Errors
     /// A threshold that is not a finite number of at least 1.
@@ -266,6 +273,27 @@ impl<T: Real + Pod> DistributedSearch<T> {
     /// The rebalance threshold.
     pub fn rebalance_threshold(&self) -> f64 {
         self.rebalance_threshold
+    }
+
+    /// Balances the boxes by a weight per particle instead of the particle count: `weight`
+    /// gives the cost of the particle of a global id (for an SPH solver, 1 for a fluid
+    /// particle and 0 for a static wall particle, whose cost per step is small). The cuts
+    /// then leave each rank about the same total weight, and
+    /// [`DistributedSearch::imbalance`] (and so the rebalance threshold) compares weights.
+    /// A box whose particles all weigh 0 is cut by particle count.
+    ///
+    /// Not collective, but every rank must set the same weights: they take effect at the
+    /// next cut of the boxes (the first [`DistributedSearch::migrate`], or a rebalance) and
+    /// at the next imbalance check.
+    pub fn balance_by(&mut self, weight: impl Fn(u64) -> u32 + Send + Sync + 'static) {
+        self.weight = Some(Box::new(weight));
+    }
+
+    /// The balancing weights of `ids` (`None` when every particle weighs 1).
+    fn weights_of(&self, ids: &[u64]) -> Option<Vec<u32>> {
+        self.weight
+            .as_ref()
+            .map(|weight| ids.iter().map(|&id| weight(id)).collect())
     }
 
     /// The search radius.
@@ -381,10 +409,13 @@ impl<T: Real + Pod> DistributedSearch<T> {
         Ok(())
     }
 
-    /// Cuts the boxes anew for the particles as they are now (collective).
-    fn decompose(&mut self, positions: &[[T; 3]]) {
+    /// Cuts the boxes anew for the particles as they are now, balanced by their count or
+    /// their weights (collective).
+    fn decompose(&mut self, positions: &[[T; 3]], ids: &[u64]) {
         let points: Vec<[f64; 3]> = positions.iter().map(|p| p.map(|x| x.to_f64())).collect();
-        let decomposition = Decomposition::bisect(&self.comm, self.root, &points);
+        let weights = self.weights_of(ids);
+        let decomposition =
+            Decomposition::bisect_weighted(&self.comm, self.root, &points, weights.as_deref());
         self.neighbours = self.find_neighbours(&decomposition);
         self.decomposition = Some(decomposition);
     }
@@ -455,7 +486,8 @@ impl<T: Real + Pod> DistributedSearch<T> {
     /// Moves every particle to the rank whose box holds it, with its global id and the
     /// entries of every column (bit for bit); in a periodic domain the positions are wrapped
     /// into the box first. The first call cuts the boxes; a later one cuts them anew when
-    /// the largest rank holds more than the rebalance threshold times the mean. Collective.
+    /// the largest rank holds more than the rebalance threshold times the mean (of particles,
+    /// or of weight with [`DistributedSearch::balance_by`]). Collective.
     ///
     /// The particles that stay keep their order; arrivals follow, by sending rank.
     ///
@@ -474,12 +506,12 @@ impl<T: Real + Pod> DistributedSearch<T> {
         self.agree(checked)?;
         let mut rebalanced = false;
         if self.decomposition.is_none() {
-            self.decompose(positions);
+            self.decompose(positions, ids);
             rebalanced = true;
         }
         let mut stats = self.move_particles(positions, ids, columns)?;
-        if !rebalanced && self.imbalance(positions.len()) > self.rebalance_threshold {
-            self.decompose(positions);
+        if !rebalanced && self.imbalance(ids) > self.rebalance_threshold {
+            self.decompose(positions, ids);
             let again = self.move_particles(positions, ids, columns)?;
             stats.sent += again.sent;
             stats.received += again.received;
@@ -492,19 +524,25 @@ impl<T: Real + Pod> DistributedSearch<T> {
         Ok(stats)
     }
 
-    /// The largest rank's particle count over the mean (1 when there are no particles).
+    /// The largest rank's share over the mean, for this rank's particles of global ids
+    /// `ids`: of the particle count, or with [`DistributedSearch::balance_by`] of the weight
+    /// (of the count where all particles weigh 0); 1 when there are no particles.
     /// Collective.
-    pub fn imbalance(&self, local_count: usize) -> f64 {
-        let local = local_count as u64;
-        let (mut largest, mut total) = (0u64, 0u64);
+    pub fn imbalance(&self, ids: &[u64]) -> f64 {
+        let weight = self
+            .weights_of(ids)
+            .map_or(ids.len() as u64, |w| w.iter().map(|&x| u64::from(x)).sum());
+        let local = [weight, ids.len() as u64];
+        let (mut largest, mut total) = ([0u64; 2], [0u64; 2]);
         self.comm
-            .all_reduce_into(&local, &mut largest, SystemOperation::max());
+            .all_reduce_into(&local[..], &mut largest[..], SystemOperation::max());
         self.comm
-            .all_reduce_into(&local, &mut total, SystemOperation::sum());
-        if total == 0 {
+            .all_reduce_into(&local[..], &mut total[..], SystemOperation::sum());
+        let measure = if total[0] > 0 { 0 } else { 1 };
+        if total[measure] == 0 {
             1.0
         } else {
-            largest as f64 * self.ranks() as f64 / total as f64
+            largest[measure] as f64 * self.ranks() as f64 / total[measure] as f64
         }
     }
 

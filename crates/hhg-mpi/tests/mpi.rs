@@ -1,7 +1,8 @@
 //! The distributed search against single-process and brute-force oracles, run by every rank
 //! under `mpirun -np 1..4` (`.ci/mpi`): pair sets and lists on uniform, dam-break,
 //! cell-border, clustered and periodic clouds; migration that loses nothing while particles
-//! cross rank boundaries every step; bad input refused on every rank without a hang.
+//! cross rank boundaries every step; boxes balanced by a weight per particle; bad input
+//! refused on every rank without a hang.
 //!
 //! One process per rank runs every check in sequence (no libtest harness: its threads
 //! would call MPI concurrently). A check fails on a rank by returning an error; the verdict
@@ -367,7 +368,7 @@ fn migration(world: &SimpleCommunicator, periodic: [bool; 3]) -> Check {
         ensure(!squeeze || world.size() == 1 || stats.rebalanced, || {
             format!("step {step}: all particles in a corner of the box, and no rebalance")
         })?;
-        let imbalance = search.imbalance(positions.len());
+        let imbalance = search.imbalance(&ids);
         ensure(imbalance <= search.rebalance_threshold() + 1e-9, || {
             format!("step {step}: imbalance {imbalance} past the threshold after migration")
         })?;
@@ -431,6 +432,117 @@ fn migration(world: &SimpleCommunicator, periodic: [bool; 3]) -> Check {
     ensure(world.size() == 1 || crossed_total > 0, || {
         "nothing crossed".into()
     })
+}
+
+/// The weight of particle `id` in the weighted-balance check: the first `HEAVY` particles (a
+/// block of "fluid") weigh 3, the others (a tank of "walls") nothing.
+const HEAVY: u64 = 1200;
+
+fn heavy_weight(id: u64) -> u32 {
+    if id < HEAVY { 3 } else { 0 }
+}
+
+/// The largest rank's share over the mean of `local`, gathered over the ranks.
+fn share_imbalance(world: &SimpleCommunicator, local: u64) -> f64 {
+    let all = gather_all(world, &[local]);
+    let total: u64 = all.iter().sum();
+    let largest = all.iter().copied().max().unwrap_or(0);
+    largest as f64 * all.len() as f64 / total.max(1) as f64
+}
+
+/// `DistributedSearch::balance_by`: a block of heavy particles in one corner of a tank of
+/// weightless ones. The boxes must share the weight (imbalance by weight at most 1.02, while
+/// by particle count it is past the rebalance threshold, so the check fails if the weights
+/// are ignored); once the block moves to the tank's far end the migration must cut the boxes
+/// anew, again by weight; the pairs match the single-process grid each time.
+fn weighted_balance(world: &SimpleCommunicator) -> Check {
+    let mut rng = SplitMix64::new(0x0ba1_a4ce);
+    let radius = 0.5;
+    let mut cloud = uniform_box(&mut rng, HEAVY as usize, [0.0; 3], [3.0; 3]);
+    cloud.extend(uniform_box(&mut rng, 3600, [0.0; 3], [12.0, 6.0, 6.0]));
+    let range = my_slice(world, cloud.len());
+    let mut positions = cloud[range.clone()].to_vec();
+    let mut ids: Vec<u64> = range.map(|i| i as u64).collect();
+    let mut search = DistributedSearch::new(world, radius, None).map_err(|e| e.to_string())?;
+    search.balance_by(heavy_weight);
+    for step in 0..2 {
+        if step == 1 {
+            // The heavy block moves to the far corner of the tank, across every cut.
+            let far = |p: &mut [f64; 3]| *p = [p[0] + 9.0, p[1] + 3.0, p[2] + 3.0];
+            cloud[..HEAVY as usize].iter_mut().for_each(far);
+            for (p, &id) in positions.iter_mut().zip(&ids) {
+                if id < HEAVY {
+                    far(p);
+                }
+            }
+        }
+        let stats = search
+            .migrate(&mut positions, &mut ids, &mut [])
+            .map_err(|e| e.to_string())?;
+        let weight: u64 = ids.iter().map(|&id| u64::from(heavy_weight(id))).sum();
+        let by_weight = share_imbalance(world, weight);
+        let by_count = share_imbalance(world, ids.len() as u64);
+        let reported = search.imbalance(&ids);
+        let pairs = gathered_pairs(world, &mut search, &positions, &ids)?;
+        if world.rank() == 0 {
+            println!("  step {step}: imbalance {by_weight:.3} by weight, {by_count:.3} by count");
+        }
+        ensure(stats.rebalanced || world.size() == 1, || {
+            format!("step {step}: the heavy block moved and the boxes were not cut anew")
+        })?;
+        ensure(by_weight <= 1.02, || {
+            format!("step {step}: imbalance {by_weight} by weight")
+        })?;
+        ensure(
+            world.size() == 1 || by_count > search.rebalance_threshold(),
+            || {
+                format!(
+                    "step {step}: imbalance {by_count} by count: the check cannot tell weights from counts"
+                )
+            },
+        )?;
+        ensure(reported == by_weight, || {
+            format!(
+                "step {step}: the search reports imbalance {reported}, the weights give {by_weight}"
+            )
+        })?;
+        let mut grid = Grid::new(radius).map_err(|e| e.to_string())?;
+        grid.build(&cloud).map_err(|e| e.to_string())?;
+        let mut single = PairList::default();
+        grid.pairs(&mut single).map_err(|e| e.to_string())?;
+        compare_pairs(
+            &format!("weighted balance step {step}"),
+            &pairs,
+            &as_u64(single.pairs()),
+        )?;
+    }
+    Ok(())
+}
+
+/// The pairs of the particles as they are now, in global ids (sorted, `i < j`), gathered on
+/// every rank.
+fn gathered_pairs(
+    world: &SimpleCommunicator,
+    search: &mut DistributedSearch<f64>,
+    positions: &[[f64; 3]],
+    ids: &[u64],
+) -> Result<Vec<[u64; 2]>, String> {
+    search.update(positions, ids).map_err(|e| e.to_string())?;
+    let mut local = Vec::new();
+    search.pairs(&mut local).map_err(|e| e.to_string())?;
+    let flat: Vec<u64> = local
+        .iter()
+        .flat_map(|&[i, j]| {
+            let (a, b) = (search.global_id(i as usize), search.global_id(j as usize));
+            [a.min(b), a.max(b)]
+        })
+        .collect();
+    let mut pairs: Vec<[u64; 2]> = gather_all(world, &flat)
+        .chunks_exact(2)
+        .map(|p| [p[0], p[1]])
+        .collect();
+    pairs.sort_unstable();
+    Ok(pairs)
 }
 
 /// Bad input is refused on the rank that holds it, the others learn which rank refused,
@@ -541,10 +653,11 @@ fn write_points_fixture(world: &SimpleCommunicator) -> Check {
 fn main() -> ExitCode {
     let universe = mpi::initialize().expect("MPI initialises once");
     let world = universe.world();
-    let checks: [(&str, CheckFn); 5] = [
+    let checks: [(&str, CheckFn); 6] = [
         ("pairs and lists on every scene", pair_scenes),
         ("migration every step, periodic", migration_periodic),
         ("migration every step, open space", migration_open),
+        ("balance by weight", weighted_balance),
         ("bad input", bad_input),
         ("the points client's fixture", write_points_fixture),
     ];

@@ -3,8 +3,9 @@
 //! states exchanged every step, and the single process's time step and pair interactions.
 //!
 //! Every rank owns the particles in its box of space, fluid and walls alike (one
-//! `DistributedSearch` over both, so one decomposition and one halo). A step is the single
-//! process's kick-drift-kick:
+//! `DistributedSearch` over both, so one decomposition and one halo). The boxes are balanced
+//! by the fluid alone (`DistributedSearch::balance_by`): the walls are static and cost little
+//! per step. A step is the single process's kick-drift-kick:
 //!
 //! ```text
 //! dt                      max of |v|^2, |a|^2, rho over the ranks (one all_reduce)
@@ -140,8 +141,12 @@ pub struct DistributedStepReport {
     /// Bytes this rank sent to other ranks in the step's two exchanges of ghost states
     /// (fluid states and wall states).
     pub state_bytes_sent: usize,
-    /// The migration of this step.
+    /// The migration of this step (walls too, when the boxes were cut anew).
     pub migration: MigrationStats,
+    /// Fluid particles of this rank that the step's drift carried out of its box (counted
+    /// before the migration, against the boxes the step started with): the crossings of a
+    /// rank boundary.
+    pub fluid_crossed: usize,
 }
 
 /// A dam break distributed over the ranks of an MPI communicator; see the module
@@ -225,7 +230,11 @@ impl DistributedSimulation {
         }
         drop(single);
 
-        let search = DistributedSearch::new(comm, physics.kernel.support(), None)?;
+        let mut search = DistributedSearch::new(comm, physics.kernel.support(), None)?;
+        // The boxes share the fluid: a wall particle is static and costs a step only its
+        // pressure and its share of the halo, so the walls weigh nothing in the balance.
+        let fluid_ids = fluid_total as u64;
+        search.balance_by(move |id| u32::from(id < fluid_ids));
         let mut sim = Self {
             comm: comm.duplicate(),
             config,
@@ -287,6 +296,7 @@ impl DistributedSimulation {
             .with_min_len(PARTICLES_PER_TASK)
             .for_each(|(((x, v), rho), (a, drho))| kick_and_drift(half, dt, x, v, rho, *a, *drho));
 
+        let fluid_crossed = self.fluid_outside_box();
         let migration = self.migrate()?;
         self.search_and_evaluate(half)?;
 
@@ -310,7 +320,21 @@ impl DistributedSimulation {
             halo: self.search.halo_stats(),
             state_bytes_sent: self.state_bytes_sent,
             migration,
+            fluid_crossed,
         })
+    }
+
+    /// The local fluid particles outside this rank's box.
+    fn fluid_outside_box(&self) -> usize {
+        let Some(decomposition) = self.search.decomposition() else {
+            return 0;
+        };
+        let mine = decomposition.bounds(self.search.rank());
+        let p = &self.particles;
+        p.pos[..p.fluid]
+            .iter()
+            .filter(|&&x| !mine.contains(x))
+            .count()
     }
 
     /// Runs `steps` steps (collective) and returns their reports.

@@ -1,5 +1,6 @@
 //! The `hhg-sph` binary: runs the dam break, prints what the neighbour search costs per
-//! step, and writes legacy VTK frames.
+//! step, and writes legacy VTK frames; with the `mpi` feature and `--distributed`, runs it
+//! on the ranks of `mpirun` and prints what the halo and the migration moved per step.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,6 +21,8 @@ usage: hhg-sph [options]
   --reorder-every K  permute the particles into cell order every K steps (default 10)
   --list-order O     ascending (default) or cell: the order of each neighbour list
   --out DIR          directory of the frames (default target/sph)
+  --distributed      run under mpirun on its ranks (needs the `mpi` feature); rank 0 prints
+                     the halo and migration volumes per step (no frames, no reordering)
   --help             print this text";
 
 /// The command line.
@@ -33,6 +36,7 @@ struct Options {
     reorder_every: usize,
     list_order: ListOrder,
     out: PathBuf,
+    distributed: bool,
 }
 
 fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> {
@@ -45,11 +49,16 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
         reorder_every: DamBreak::default().reorder_every,
         list_order: ListOrder::Ascending,
         out: PathBuf::from("target/sph"),
+        distributed: false,
     };
     let mut args = args.peekable();
     while let Some(flag) = args.next() {
         if flag == "--help" || flag == "-h" {
             return Ok(None);
+        }
+        if flag == "--distributed" {
+            options.distributed = true;
+            continue;
         }
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
         let number = || {
@@ -212,6 +221,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if options.distributed {
+        return distributed::main(&options);
+    }
     let pool = match rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads)
         .build()
@@ -228,5 +240,163 @@ fn main() -> ExitCode {
             eprintln!("hhg-sph: {error}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `--distributed` without the `mpi` feature: a clear refusal.
+#[cfg(not(feature = "mpi"))]
+mod distributed {
+    use std::process::ExitCode;
+
+    pub fn main(_options: &super::Options) -> ExitCode {
+        eprintln!("hhg-sph: --distributed needs the `mpi` feature (cargo build --features mpi)");
+        ExitCode::from(2)
+    }
+}
+
+/// `--distributed`: the dam break on the ranks of `mpirun`, with the volumes of its halo and
+/// migration per step.
+#[cfg(feature = "mpi")]
+mod distributed {
+    use std::process::ExitCode;
+
+    use hhg_mpi::mpi;
+    use hhg_mpi::mpi::collective::SystemOperation;
+    use hhg_mpi::mpi::topology::SimpleCommunicator;
+    use hhg_mpi::mpi::traits::*;
+    use hhg_sph::{DamBreak, DistributedSimulation, DistributedStepReport};
+
+    use super::Options;
+
+    /// Per step and rank, what the volumes table reads: fluid, walls, fluid ghosts, all
+    /// ghosts, halo bytes, state bytes, migrated particles, fluid crossings, rebalances.
+    const MEASURES: usize = 9;
+
+    pub fn main(options: &Options) -> ExitCode {
+        let Some(universe) = mpi::initialize() else {
+            eprintln!("hhg-sph: MPI was initialised already");
+            return ExitCode::FAILURE;
+        };
+        let world = universe.world();
+        // MPI is called from this thread only: the workers of the global pool run the
+        // solver's loops, never a message.
+        if let Err(error) = rayon::ThreadPoolBuilder::new()
+            .num_threads(options.threads)
+            .build_global()
+        {
+            eprintln!("hhg-sph: cannot start the thread pool: {error}");
+            return ExitCode::FAILURE;
+        }
+        match run(&world, options) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("hhg-sph: rank {}: {error}", world.rank());
+                ExitCode::FAILURE
+            }
+        }
+    }
+
+    /// This rank's measures of one step.
+    fn measures(sim: &DistributedSimulation, report: &DistributedStepReport) -> [u64; MEASURES] {
+        let search = sim.search();
+        let local = search.local_count();
+        let fluid_total = sim.fluid_total() as u64;
+        let fluid_ghosts = (0..search.ghost_count())
+            .filter(|&g| search.ghost_origin(g).id < fluid_total)
+            .count();
+        [
+            sim.fluid_count() as u64,
+            (local - sim.fluid_count()) as u64,
+            fluid_ghosts as u64,
+            search.ghost_count() as u64,
+            report.halo.bytes_sent as u64,
+            report.state_bytes_sent as u64,
+            report.migration.sent as u64,
+            report.fluid_crossed as u64,
+            u64::from(report.migration.rebalanced),
+        ]
+    }
+
+    fn run(world: &SimpleCommunicator, options: &Options) -> Result<(), hhg_sph::SphError> {
+        let config = DamBreak {
+            particles: options.particles,
+            ..DamBreak::default()
+        };
+        let ranks = world.size() as usize;
+        let mut sim = DistributedSimulation::new(world, config)?;
+        // Per rank and measure, the sum over the steps, and the largest rank's sum.
+        let mut sums = [0u64; MEASURES];
+        for _ in 0..options.steps {
+            let report = sim.step()?;
+            let step = measures(&sim, &report);
+            for (sum, value) in sums.iter_mut().zip(step) {
+                *sum += value;
+            }
+            if options.print_every > 0 && (report.step as usize).is_multiple_of(options.print_every)
+            {
+                let mut total = [0u64; MEASURES];
+                world.all_reduce_into(&step[..], &mut total[..], SystemOperation::sum());
+                if world.rank() == 0 {
+                    println!(
+                        "step {:6}  t {:.4} s  dt {:.3e} s  fluid ghosts {}  halo {} B  state {} B  migrated {}  fluid crossed {}",
+                        report.step,
+                        report.time,
+                        report.dt,
+                        total[2],
+                        total[4],
+                        total[5],
+                        total[6],
+                        total[7]
+                    );
+                }
+            }
+        }
+        let mut total = [0u64; MEASURES];
+        world.all_reduce_into(&sums[..], &mut total[..], SystemOperation::sum());
+        let mut largest = [0u64; MEASURES];
+        world.all_reduce_into(&sums[..], &mut largest[..], SystemOperation::max());
+        if world.rank() == 0 {
+            let steps = options.steps.max(1) as f64;
+            // Means per step: over all ranks (`total`) and of the largest rank (`largest`).
+            let mean = |k: usize| total[k] as f64 / steps;
+            let per_rank = |k: usize| largest[k] as f64 / steps;
+            let fluid = sim.fluid_total() as f64;
+            let all = (sim.fluid_total() + sim.boundary_total()) as f64;
+            println!(
+                "distributed dam break on {ranks} ranks: {} fluid + {} wall particles, {} steps to t = {:.4} s",
+                sim.fluid_total(),
+                sim.boundary_total(),
+                options.steps,
+                sim.time()
+            );
+            println!(
+                "  per step, summed over the ranks (largest rank in brackets): fluid ghosts {:.0} ({:.0}), {:.2} % of the fluid; all ghosts {:.0}, {:.2} % of all particles",
+                mean(2),
+                per_rank(2),
+                100.0 * mean(2) / fluid,
+                mean(3),
+                100.0 * mean(3) / all
+            );
+            println!(
+                "  halo bytes sent {:.0} ({:.0}); state bytes sent {:.0} ({:.0}); particles migrated {:.1} ({:.1}); fluid crossings {:.1} ({:.1}); rebalances {}",
+                mean(4),
+                per_rank(4),
+                mean(5),
+                per_rank(5),
+                mean(6),
+                per_rank(6),
+                mean(7),
+                per_rank(7),
+                largest[8]
+            );
+            println!(
+                "  fluid per rank: largest {:.0} of a mean {:.0}; walls per rank: largest {:.0} of a mean {:.0}",
+                per_rank(0),
+                mean(0) / ranks as f64,
+                per_rank(1),
+                mean(1) / ranks as f64
+            );
+        }
+        Ok(())
     }
 }
