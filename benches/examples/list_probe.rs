@@ -4,13 +4,19 @@
 //!
 //! `cargo run -p hhg-benches --example list_probe --profile bench-fast -- SCENE N ORDERS REPS
 //! [cell] [dist]`, e.g. `uniform 262144 sorted,step,drift,zorder,random 3`: `step` is cell order
-//! moved by up to 0.005 r per axis (about one solver step), `drift` by up to 0.1 r; `cell` keeps
-//! lists in cell order, `dist` gathers distances too.
+//! moved by up to 0.005 r per axis (about one solver step), `drift` by up to 0.1 r, `movedF`
+//! by up to F r; `cell` keeps lists in cell order, `dist` gathers distances too. Each line
+//! ends with the count of exceptions of the pass for cell order with exceptions (taken or
+//! not); `PROBE_EXCEPTIONS_SHARE=S` takes that pass up to one exception in S points (0:
+//! never).
 
 use std::time::Instant;
 
 use hhg_benches::Scene;
-use hhg_benches::orders::{drift, drift_seed, morton_order, shuffle_seed, shuffled_order};
+use hhg_benches::orders::{
+    DRIFT_FRACTION, STEP_FRACTION, drift, drift_seed, morton_order, shuffle_seed, shuffled_order,
+};
+use hhg_core::building_blocks::{exception_count, set_exceptions_share};
 use hhg_core::reorder::apply_order;
 use hhg_core::{Grid, ListOrder, NeighborLists};
 
@@ -40,9 +46,14 @@ fn main() {
         let mut points = base.clone();
         match order {
             "sorted" => {}
-            "drift" => drift(&mut points, radius, None, drift_seed(seed)),
+            "drift" => drift(&mut points, DRIFT_FRACTION * radius, None, drift_seed(seed)),
             // A twentieth of the drift: about one time step of a solver (0.005 r).
-            "step" => drift(&mut points, radius / 20.0, None, drift_seed(seed)),
+            "step" => drift(&mut points, STEP_FRACTION * radius, None, drift_seed(seed)),
+            // Cell order moved by up to the given fraction of r, e.g. `moved0.01`.
+            other if other.starts_with("moved") => {
+                let fraction: f32 = other["moved".len()..].parse().unwrap();
+                drift(&mut points, fraction * radius, None, drift_seed(seed));
+            }
             "zorder" => {
                 let z = morton_order(&points, radius);
                 apply_order(&z, &mut points);
@@ -56,6 +67,10 @@ fn main() {
         let mut grid = Grid::new(radius).unwrap();
         if cell_lists {
             grid.set_list_order(ListOrder::CellOrder);
+        }
+        // A share of exceptions other than the default, for finding the pass's crossover.
+        if let Ok(share) = std::env::var("PROBE_EXCEPTIONS_SHARE") {
+            set_exceptions_share(&mut grid, share.parse().unwrap());
         }
         let mut times = Vec::new();
         let mut entries = 0;
@@ -73,11 +88,12 @@ fn main() {
         let best = times.iter().copied().fold(f64::INFINITY, f64::min);
         let mean = times.iter().sum::<f64>() / times.len() as f64;
         println!(
-            "{:>10} {:>8} {:>7}: best {best:7.2} ms mean {mean:7.2} ms, {entries} entries, pass {:?}",
+            "{:>10} {:>8} {:>7}: best {best:7.2} ms mean {mean:7.2} ms, {entries} entries, pass {:?}, {} exceptions",
             scene.name(),
             n,
             order,
-            grid.list_pass()
+            grid.list_pass(),
+            exception_count(&grid)
         );
     }
 }

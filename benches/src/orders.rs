@@ -1,5 +1,6 @@
 //! The point orders of the particle suite besides the generator's own: a seeded shuffle, a
-//! drift after hhg's cell order, and the Morton (Z) order of the cells of edge `r`.
+//! drift (or a single step's move) after hhg's cell order, and the Morton (Z) order of the
+//! cells of edge `r`.
 //!
 //! Each order is given as a permutation `order` with `order[k]` the input index of the point
 //! that comes `k`-th, as `hhg_core::reorder::apply_order` takes it and as the pair checksum
@@ -14,6 +15,10 @@ use crate::rng::{Rng, splitmix64};
 /// particles travel in about ten time steps (a CFL number near 0.1 moves each by at most a
 /// hundredth of the smoothing length per step).
 pub const DRIFT_FRACTION: f32 = 0.1;
+
+/// The largest offset per axis of a single solver step's move, as a fraction of the search
+/// radius: a twentieth of [`DRIFT_FRACTION`].
+pub const STEP_FRACTION: f32 = 0.005;
 
 /// Mixed into a case's seed to draw its drift offsets, so that they do not repeat the stream
 /// the scene was generated from.
@@ -41,14 +46,15 @@ pub fn shuffled_order(n: usize, seed: u64) -> Vec<u32> {
     order
 }
 
-/// Moves every point by an offset drawn uniformly from `[-DRIFT_FRACTION r, DRIFT_FRACTION r)`
-/// on each axis, in the points' order from one generator seeded with `seed`.
+/// Moves every point by an offset drawn uniformly from `[-reach, reach)` on each axis (for
+/// example [`DRIFT_FRACTION`] or [`STEP_FRACTION`] times the radius), in the points' order
+/// from one generator seeded with `seed`.
 ///
 /// In a periodic box `0..lengths` a moved point is wrapped back into the box (each offset is
 /// far shorter than the box); a point that rounding would put on the upper face goes to the
 /// lower one, which is the same place.
-pub fn drift(points: &mut [[f32; 3]], radius: f32, periodic: Option<[f32; 3]>, seed: u64) {
-    let reach = f64::from(DRIFT_FRACTION * radius);
+pub fn drift(points: &mut [[f32; 3]], reach: f32, periodic: Option<[f32; 3]>, seed: u64) {
+    let reach = f64::from(reach);
     let mut rng = Rng::new(seed);
     for point in points.iter_mut() {
         for axis in 0..3 {
@@ -183,8 +189,8 @@ mod tests {
     fn drift_moves_every_point_a_little_and_is_seeded() {
         let points: Vec<[f32; 3]> = (0..1000).map(|i| [i as f32 * 0.01, 0.5, -3.0]).collect();
         let mut moved = points.clone();
-        drift(&mut moved, 2.0, None, 7);
         let reach = DRIFT_FRACTION * 2.0;
+        drift(&mut moved, reach, None, 7);
         let mut largest = 0.0f32;
         for (p, q) in points.iter().zip(&moved) {
             for axis in 0..3 {
@@ -195,9 +201,9 @@ mod tests {
         }
         assert!(largest > 0.9 * reach, "the offsets fill their range");
         let mut again = points.clone();
-        drift(&mut again, 2.0, None, 7);
+        drift(&mut again, reach, None, 7);
         assert_eq!(again, moved);
-        drift(&mut again, 2.0, None, 8);
+        drift(&mut again, reach, None, 8);
         assert_ne!(again, moved);
         assert_ne!(drift_seed(1), drift_seed(2));
         assert_ne!(drift_seed(1), shuffle_seed(1));
@@ -212,7 +218,7 @@ mod tests {
                 [x, length - 1e-6, 0.0]
             })
             .collect();
-        drift(&mut points, 1.0, Some([length; 3]), 3);
+        drift(&mut points, DRIFT_FRACTION, Some([length; 3]), 3);
         assert!(points.iter().flatten().all(|&c| (0.0..length).contains(&c)));
         assert_eq!(wrap(-1e-9, length), 0.0, "rounding onto the upper face");
         assert_eq!(wrap(length + 0.25, length), 0.25);

@@ -353,7 +353,9 @@ pub fn write_plots(dir: &Path, results: &Results) -> Result<Vec<String>, String>
                     format!("{} (cell order)", r.engine)
                 }
                 Some(Order::Random) | None => r.engine.name().to_owned(),
-                Some(Order::Sorted | Order::Drift | Order::Zorder | Order::Solver) => continue,
+                Some(
+                    Order::Sorted | Order::Drift | Order::Step | Order::Zorder | Order::Solver,
+                ) => continue,
             };
             push_point(&mut series, label, (r.n as f64, r.total_s() * 1e3));
         }

@@ -217,7 +217,7 @@ mod tests {
             "{:?}",
             disagreements(&records)
         );
-        let drift: Vec<&Record> = records.iter().filter(|r| r.moved()).collect();
+        let drift: Vec<&Record> = records.iter().filter(|r| r.moved().is_some()).collect();
         assert_eq!(drift.len(), 3);
         assert_eq!(drift[2].agree, Agreement::Reference);
         assert_ne!(drift[0].stats.checksum, records[0].stats.checksum);

@@ -55,7 +55,8 @@ hhg-bench [OPTIONS]
     steps, radius the kernel support, about the requested count). Every engine runs on the shuffled points (`<scene>-random`);
     all but brute force also on hhg's cell order (`<scene>-sorted`), on the cell order with
     every point then moved by a seeded uniform offset of up to 0.1 r per axis
-    (`<scene>-drift`, other points, so other pairs), on the points sorted by the Morton code
+    (`<scene>-drift`, other points, so other pairs), the same with offsets of up to 0.005 r
+    (`<scene>-step`, about one solver step after a reorder), on the points sorted by the Morton code
     of their cell of edge r (`<scene>-zorder`) and, on sph, in the solver's own numbering
     (`sph-solver`, nearly cell order). The table's `x sorted` and the point-order table
     give each time over the same engine's `-sorted` time. hhg-cellorder is hhg with its
@@ -174,8 +175,8 @@ pub struct Args {
     /// With --points: the orders the points run in.
     ///
     /// Any of random (a seeded shuffle), cell (hhg's cell order; case suffix -sorted),
-    /// drift, zorder and file (as the file has them; the default), comma-separated or
-    /// repeated; measured file first, then random, cell, drift, zorder. The Python peers run
+    /// drift, step, zorder and file (as the file has them; the default), comma-separated or
+    /// repeated; measured file first, then random, cell, drift, step, zorder. The Python peers run
     /// on the file's order only.
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_order)]
     pub order: Vec<PointOrder>,

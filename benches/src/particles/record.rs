@@ -12,9 +12,9 @@ use crate::suite::Agreement;
 
 /// The order in which a scene's points are handed to an engine.
 ///
-/// Every order but [`Order::Drift`] hands over the same points, so their pairs and checksums
-/// (taken in the input's numbering) are the same; the drift moves the points, so its cases
-/// are compared among themselves.
+/// Every order but [`Order::Drift`] and [`Order::Step`] hands over the same points, so their
+/// pairs and checksums (taken in the input's numbering) are the same; the drift and the step
+/// move the points, so the cases of each are compared among themselves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Order {
     /// The generator's shuffled order (for a point file, a seeded shuffle of its points).
@@ -25,6 +25,10 @@ pub enum Order {
     /// [`crate::orders::DRIFT_FRACTION`] times the radius per axis: an SPH solver's particles
     /// some ten steps after it reordered them.
     Drift,
+    /// hhg's cell order, then every point moved by a seeded uniform offset of up to
+    /// [`crate::orders::STEP_FRACTION`] times the radius per axis: an SPH solver's particles
+    /// about one step after it reordered them.
+    Step,
     /// The points (not moved) stably sorted by the Morton code of their cell of edge `r`,
     /// counted from the bounding box's minimum ([`crate::orders::morton_order`]).
     Zorder,
@@ -37,7 +41,13 @@ pub enum Order {
 impl Order {
     /// Every order of every input, in the order the runner measures them ([`Order::Solver`]
     /// comes after them on the scenes that have it).
-    pub const ALL: [Order; 4] = [Order::Random, Order::Sorted, Order::Drift, Order::Zorder];
+    pub const ALL: [Order; 5] = [
+        Order::Random,
+        Order::Sorted,
+        Order::Drift,
+        Order::Step,
+        Order::Zorder,
+    ];
 
     /// The suffix of the case name.
     pub fn name(self) -> &'static str {
@@ -45,6 +55,7 @@ impl Order {
             Order::Random => "random",
             Order::Sorted => "sorted",
             Order::Drift => "drift",
+            Order::Step => "step",
             Order::Zorder => "zorder",
             Order::Solver => "solver",
         }
@@ -52,7 +63,16 @@ impl Order {
 
     /// Whether the order moves the points, which makes a point cloud of its own.
     pub fn moves_points(self) -> bool {
-        self == Order::Drift
+        self.reach().is_some()
+    }
+
+    /// How far the order moves each point per axis at most, as a fraction of the radius.
+    pub fn reach(self) -> Option<f32> {
+        match self {
+            Order::Drift => Some(crate::orders::DRIFT_FRACTION),
+            Order::Step => Some(crate::orders::STEP_FRACTION),
+            Order::Random | Order::Sorted | Order::Zorder | Order::Solver => None,
+        }
     }
 }
 
@@ -74,7 +94,9 @@ impl FromStr for Order {
                 .into_iter()
                 .find(|order| order.name() == s)
                 .ok_or_else(|| {
-                    format!("unknown order `{s}` (expected random, cell, drift, zorder or file)")
+                    format!(
+                        "unknown order `{s}` (expected random, cell, drift, step, zorder or file)"
+                    )
                 }),
         }
     }
@@ -120,18 +142,20 @@ pub struct Record {
 
 impl Record {
     /// The case name: the input name, with its order's suffix (`-random`, `-sorted`,
-    /// `-drift`, `-zorder`, `-solver`) unless it is a point file in the file's order.
+    /// `-drift`, `-step`, `-zorder`, `-solver`) unless it is a point file in the file's order.
     pub fn case(&self) -> String {
         case_name(&self.input, self.order)
     }
 
-    /// Whether the record's points were moved (the drift order), a point cloud of their own.
-    pub fn moved(&self) -> bool {
-        self.order.is_some_and(Order::moves_points)
+    /// The order that moved the record's points (the drift or the step), if one did: a point
+    /// cloud of its own.
+    pub fn moved(&self) -> Option<Order> {
+        self.order.filter(|order| order.moves_points())
     }
 
     /// Whether `other` ran on the same points as this record, perhaps in another order (so its
-    /// pairs and checksum must be the same): the same input and size, both moved or neither.
+    /// pairs and checksum must be the same): the same input and size, both moved by the same
+    /// order or neither.
     pub fn same_cloud(&self, other: &Record) -> bool {
         self.input == other.input && self.n == other.n && self.moved() == other.moved()
     }
@@ -163,12 +187,12 @@ pub fn case_name(input: &str, order: Option<Order>) -> String {
 /// Fills in `vs_kiddo`, `over_sorted` and `agree` for every record.
 ///
 /// Records are grouped by point cloud ([`Record::same_cloud`]: input and point count, and
-/// whether the points were moved); the reference of a group is its brute-force record if
-/// there is one, else kiddo's, else rstar's, else hhg's (else a Python peer's), the file's
-/// order first, then random, sorted, drift and Z order, fewest threads first. The pair count
-/// and checksum depend neither on the point order nor on the thread count, so a cloud's
-/// records all share one reference; the drifted points are another cloud with a reference
-/// of their own.
+/// which order, if any, moved the points); the reference of a group is its brute-force
+/// record if there is one, else kiddo's, else rstar's, else hhg's (else a Python peer's), the
+/// file's order first, then random, sorted, drift, step and Z order, fewest threads first.
+/// The pair count and checksum depend neither on the point order nor on the thread count, so
+/// a cloud's records all share one reference; the drifted points and the stepped points are
+/// two more clouds, each with a reference of its own.
 pub fn annotate(records: &mut [Record]) {
     let snapshot: Vec<Record> = records.to_vec();
     for record in records.iter_mut() {
@@ -364,7 +388,7 @@ mod tests {
                 Agreement::Differs,
             ]
         );
-        assert!(records[4].moved() && !records[7].moved());
+        assert!(records[4].moved().is_some() && records[7].moved().is_none());
         assert!(records[4].same_cloud(&records[6]) && !records[4].same_cloud(&records[2]));
         assert_eq!(records[4].case(), "uniform-drift");
         assert_eq!(records[7].case(), "uniform-zorder");
@@ -412,6 +436,7 @@ mod tests {
         assert_eq!(case_name("cloud", Some(Order::Zorder)), "cloud-zorder");
         assert_eq!(Order::ALL[1..], REORDERED);
         assert!(Order::Drift.moves_points() && !Order::Zorder.moves_points());
+        assert!(Order::Step.reach() < Order::Drift.reach());
     }
 
     #[test]

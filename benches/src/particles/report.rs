@@ -277,7 +277,8 @@ pub fn particle_section(out: &mut String, records: &[Record]) {
          lists. Cases ending in `-random` get the points in shuffled order, `-sorted` in hhg's \
          cell order, `-drift` in hhg's cell order with every point then moved by a seeded \
          uniform offset of up to 0.1 r per axis (an SPH solver some ten steps after it \
-         reordered; other points, so other pairs), `-zorder` sorted by the Morton code of \
+         reordered; other points, so other pairs), `-step` the same with offsets of up to \
+         0.005 r (about one solver step after a reorder), `-zorder` sorted by the Morton code of \
          their cell of edge r (stable, cells counted from the bounding box's minimum), \
          `sph-solver` in hhg-sph's own numbering of its frame (nearly cell order). \
          `vs kiddo` is kiddo's total over the engine's total on the same case; `x sorted` the \
@@ -285,7 +286,7 @@ pub fn particle_section(out: &mut String, records: &[Record]) {
          `ListOrder::CellOrder`: the same lists, each in the grid's cell order instead of \
          ascending (one radius in open space only). `agree` compares the unordered pair count \
          and a checksum of the pairs with the reference engine of the scene (brute force where \
-         it ran, else kiddo; on `-drift`, kiddo on `-drift`). `floor ms` is \
+         it ran, else kiddo; on `-drift` and `-step`, kiddo on the same case). `floor ms` is \
          the time, in the same run and thread pool, to read the input once and write CSR lists \
          of the case's size (offsets and 4-byte entries) into touched buffers; `x floor` is the \
          engine's total over it. `ns/pt` and `ns/pair` divide the total by the points and by \

@@ -120,7 +120,7 @@ impl Default for SceneRun {
 }
 
 /// The orders every engine but brute force (and the Python peers) runs on after the random one.
-pub const REORDERED: [Order; 3] = [Order::Sorted, Order::Drift, Order::Zorder];
+pub const REORDERED: [Order; 4] = [Order::Sorted, Order::Drift, Order::Step, Order::Zorder];
 
 /// A search rule of the scene's kind (no radii, no box edges), enough to tell which engines
 /// run on the scene of `n` points before it is generated.
@@ -195,7 +195,8 @@ pub(crate) fn input_of<'a>(
 /// `cells` holds hhg's cell order of `data` (taken from hhg's own run when it ran), computed
 /// here by an untimed build when first needed (with the largest radius on the
 /// variable-radius scene). `seed` is the case's seed, from which the shuffle of
-/// [`Order::Random`] and the offsets of [`Order::Drift`] are drawn; the drift and the Morton
+/// [`Order::Random`] and the offsets of [`Order::Drift`] and [`Order::Step`] are drawn; the
+/// moves and the Morton
 /// cells take the scene's radius (the largest one on `variable`). [`Order::Solver`] takes
 /// [`SceneData::solver_order`], an error where there is none.
 pub(crate) fn arrange(
@@ -206,7 +207,7 @@ pub(crate) fn arrange(
 ) -> Result<(SceneData, Vec<u32>), String> {
     let map = match order {
         Order::Random => shuffled_order(data.points.len(), shuffle_seed(seed)),
-        Order::Sorted | Order::Drift => match cells {
+        Order::Sorted | Order::Drift | Order::Step => match cells {
             Some(cells) => cells.clone(),
             None => cells.insert(cell_order(&data.points, data.radius)?).clone(),
         },
@@ -223,8 +224,13 @@ pub(crate) fn arrange(
         apply_order(&map, &mut radii);
         radii
     });
-    if order.moves_points() {
-        drift(&mut points, data.radius, data.periodic, drift_seed(seed));
+    if let Some(reach) = order.reach() {
+        drift(
+            &mut points,
+            reach * data.radius,
+            data.periodic,
+            drift_seed(seed),
+        );
     }
     let arranged = SceneData {
         points,
@@ -483,6 +489,15 @@ mod tests {
         );
     }
 
+    /// The distance along each axis between each point of `a` and the point of `b` at the
+    /// same index.
+    fn axis_offsets(a: &[[f32; 3]], b: &[[f32; 3]]) -> Vec<f32> {
+        a.iter()
+            .zip(b)
+            .flat_map(|(p, q)| (0..3).map(move |axis| (p[axis] - q[axis]).abs()))
+            .collect()
+    }
+
     #[test]
     fn arranged_orders_keep_or_move_the_points_as_they_say() {
         let data = Scene::Variable.data(3000, 4);
@@ -495,20 +510,19 @@ mod tests {
             assert_eq!(sorted.points[k], data.points[i as usize]);
             assert_eq!(sorted.radii.as_ref().unwrap()[k], radii[i as usize]);
         }
-        let (drifted, drift_map) = arrange(Order::Drift, &data, &mut cells, 1).unwrap();
-        assert_eq!(drift_map, map);
-        assert_eq!(drifted.radii, sorted.radii, "radii follow their points");
-        let reach = crate::orders::DRIFT_FRACTION * data.radius;
-        let offsets: Vec<f32> = drifted
-            .points
-            .iter()
-            .zip(&sorted.points)
-            .flat_map(|(a, b)| (0..3).map(move |axis| (a[axis] - b[axis]).abs()))
-            .collect();
-        assert!(offsets.iter().all(|&d| d <= reach * 1.001));
-        assert!(offsets.iter().filter(|&&d| d > 0.0).count() > offsets.len() * 99 / 100);
-        let (again, _) = arrange(Order::Drift, &data, &mut cells, 1).unwrap();
-        assert_eq!(again, drifted, "the drift is seeded");
+        // The drift and the step move every point by at most their reach, and are seeded.
+        for order in [Order::Drift, Order::Step] {
+            let (moved, moved_map) = arrange(order, &data, &mut cells, 1).unwrap();
+            assert_eq!(moved_map, map);
+            assert_eq!(moved.radii, sorted.radii, "radii follow their points");
+            let reach = order.reach().unwrap() * data.radius;
+            let offsets = axis_offsets(&moved.points, &sorted.points);
+            assert!(offsets.iter().all(|&d| d <= reach * 1.001), "{order}");
+            assert!(offsets.iter().any(|&d| d > 0.9 * reach), "{order}");
+            assert!(offsets.iter().filter(|&&d| d > 0.0).count() > offsets.len() * 99 / 100);
+            let (again, _) = arrange(order, &data, &mut cells, 1).unwrap();
+            assert_eq!(again, moved, "the {order} is seeded");
+        }
 
         let (zorder, zmap) = arrange(Order::Zorder, &data, &mut None, 1).unwrap();
         assert_eq!(zmap, morton_order(&data.points, data.radius));
@@ -545,7 +559,7 @@ mod tests {
             .install(|| run_scenes(&config, &mut |_: &str| {}))
             .unwrap();
         // Per fixed-radius scene in open space: every engine on the random order, all but
-        // brute force on the other three orders (and on sph's solver order); hhg-cellorder
+        // brute force on the other four orders (and on sph's solver order); hhg-cellorder
         // skips the variable-radius scenes; on the periodic scene only hhg (every order) and
         // brute force run.
         let open = Scene::ALL.iter().filter(|s| s.is_plain()).count();
@@ -553,7 +567,7 @@ mod tests {
         assert_eq!(variable, 2);
         assert_eq!(
             records.len(),
-            open * (5 + 4 * 3) + 4 + variable * (4 + 3 * 3) + (2 + 3)
+            open * (5 + 4 * 4) + 4 + variable * (4 + 3 * 4) + (2 + 4)
         );
         assert_eq!(config.planned(), records.len() as u64);
         for order in Order::ALL {
@@ -579,7 +593,8 @@ mod tests {
                 assert_eq!(pass, ListPass::InCellOrder, "{} on {}", r.engine, r.case());
             }
         }
-        // The drift moves the points, so its pairs differ from the sorted case's.
+        // The drift and the step move the points, so their pairs differ from the sorted case's
+        // and from each other's.
         let of = |order: Order| {
             records
                 .iter()
@@ -590,6 +605,8 @@ mod tests {
                 .stats
         };
         assert_ne!(of(Order::Drift).checksum, of(Order::Sorted).checksum);
+        assert_ne!(of(Order::Step).checksum, of(Order::Sorted).checksum);
+        assert_ne!(of(Order::Step).checksum, of(Order::Drift).checksum);
         assert_eq!(of(Order::Zorder), of(Order::Random));
         assert!(
             disagreements(&records).is_empty(),

@@ -132,9 +132,10 @@ impl SchemeRecord {
         case_name(&self.input, self.order)
     }
 
-    /// Whether the record's points were moved (the drift order), a point cloud of their own.
-    pub fn moved(&self) -> bool {
-        self.order.is_some_and(Order::moves_points)
+    /// The order that moved the record's points (the drift or the step), if one did: a point
+    /// cloud of its own.
+    pub fn moved(&self) -> Option<Order> {
+        self.order.filter(|order| order.moves_points())
     }
 
     /// Build plus search seconds.

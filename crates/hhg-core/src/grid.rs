@@ -120,6 +120,9 @@ pub struct Grid<T: Real> {
     run_time_dispatch: RunTimeDispatch,
     /// The order of the entries of each list (see [`Grid::set_list_order`]).
     pub(crate) list_order: ListOrder,
+    /// The pass for cell order with exceptions is taken while at most one point in this many
+    /// is an exception; 0 never takes it (see `lists::exceptions::max_exceptions`).
+    pub(crate) exceptions_share: usize,
     pub(crate) starts: Vec<u32>,
     pub(crate) units: Vec<(u32, u32)>,
     /// The bucket of each point, in the caller's numbering.
@@ -170,6 +173,7 @@ impl<T: Real> Grid<T> {
             adopted_from: Vec::new(),
             run_time_dispatch: RunTimeDispatch::Widest,
             list_order: ListOrder::Ascending,
+            exceptions_share: crate::lists::EXCEPTIONS_MAX_SHARE,
             starts: Vec::new(),
             units: Vec::new(),
             keys: Vec::new(),

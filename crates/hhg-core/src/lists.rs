@@ -18,6 +18,8 @@ mod self_lists;
 use rayon::prelude::*;
 
 pub use chunks::ListChunk;
+pub(crate) use exceptions::EXCEPTIONS_MAX_SHARE;
+pub use exceptions::{exception_count, max_exceptions, set_exceptions_share};
 
 use crate::error::Error;
 use crate::kernel::{MaskKernel, PackedCandidates};

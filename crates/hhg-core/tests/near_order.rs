@@ -1,7 +1,7 @@
 //! Differential tests of input nearly in cell order (moved after a reorder, Morton order,
 //! partly sorted, cells in shuffled blocks) and of lists in cell order, against brute force.
 
-use hhg_core::building_blocks::LATTICE_SHIFT;
+use hhg_core::building_blocks::{LATTICE_SHIFT, exception_count, max_exceptions};
 use hhg_core::reorder::apply_order;
 use hhg_core::{
     Grid, Kernel, ListOrder, ListPass, NeighborLists, NeighborSearch, Real, RunTimeDispatch,
@@ -347,6 +347,78 @@ fn lattice_nearly_in_order<T: TestReal>() {
     check_variants::<T>("lattice with spacing r", 9, &points, 0.5, true);
 }
 
+/// `points` in cell order, then the points at each index of `moved` put at the place of the
+/// point `to` places after it (a cell further on, the point left at its index).
+fn moved_ahead(points: &[[f64; 3]], radius: f64, moved: &[usize], to: usize) -> Vec<[f64; 3]> {
+    let mut sorted = in_cell_order(points, radius);
+    for &i in moved {
+        sorted[i] = sorted[(i + to) % sorted.len()];
+    }
+    sorted
+}
+
+/// `points` in cell order, then `count` points spread over the set put at the place of the
+/// first point (each one exception: its cell comes before those around it).
+fn moved_to_the_front(points: &[[f64; 3]], radius: f64, count: usize) -> Vec<[f64; 3]> {
+    let mut sorted = in_cell_order(points, radius);
+    let n = sorted.len();
+    let skip = n / 10;
+    for k in 0..count {
+        let i = skip + k * (n - skip) / count;
+        sorted[i] = sorted[0].map(|v| v + 1e-3 * (k % 7) as f64);
+    }
+    sorted
+}
+
+/// Points moved far ahead, two or more in a row, are exceptions themselves (the points up to
+/// their cell stay kept, so the pass for cell order with exceptions is taken), and the pass
+/// follows [`max_exceptions`]: taken with as many exceptions, not with one more.
+fn exceptions_do_not_cascade_and_follow_the_threshold<T: TestReal>() {
+    let mut rng = SplitMix64::new(11);
+    let n = 5000;
+    let points = uniform_cube(&mut rng, n, [0.5, -3.0, 7.25], 1.0, 30.0);
+    let with_exceptions = Some([ListPass::InCellOrderWithExceptions, ListPass::NearCellOrder]);
+    for (name, moved, to) in [
+        ("two in a row moved a slab ahead", vec![100, 101], n / 4),
+        ("three in a row moved ahead", vec![900, 901, 902], 400),
+        // Across the split's chunk border (every 2048 points) and at a chunk's end.
+        ("two across a chunk border", vec![2047, 2048], 700),
+        ("two at a chunk's end", vec![2046, 2047], 1500),
+        (
+            "pairs in several places",
+            vec![10, 11, 3000, 3001, 4500, 4501],
+            300,
+        ),
+    ] {
+        let scene = Scene::<T>::new(
+            format!("uniform cube, {name}"),
+            &moved_ahead(&points, 1.0, &moved, to),
+            1.0,
+        );
+        check_scene(&scene, with_exceptions);
+    }
+    let max = max_exceptions(n);
+    assert!(max > 2, "a threshold of {max} exceptions in {n} points");
+    for (count, expect) in [
+        (max - 1, ListPass::InCellOrderWithExceptions),
+        (max, ListPass::InCellOrderWithExceptions),
+        (max + 1, ListPass::NearCellOrder),
+        (max + 2, ListPass::NearCellOrder),
+    ] {
+        let moved = moved_to_the_front(&points, 1.0, count);
+        let mut grid = Grid::new(T::from_f64(1.0)).expect("a valid radius");
+        grid.build(&to_real::<T>(&moved)).expect("valid points");
+        assert_eq!(exception_count(&grid), count, "points moved to the front");
+        assert_eq!(
+            grid.list_pass(),
+            expect,
+            "{count} exceptions of at most {max}"
+        );
+        let scene = Scene::<T>::new(format!("uniform cube, {count} exceptions"), &moved, 1.0);
+        check_scene(&scene, Some([expect, ListPass::NearCellOrder]));
+    }
+}
+
 /// Random order takes the general pass (where units hold a small part of each bucket's
 /// points), cell order its own, Morton order the pass for input nearly in cell order.
 fn passes_follow_the_order<T: TestReal>() {
@@ -457,5 +529,6 @@ for_both_precisions!(
     clusters_nearly_in_order,
     lattice_nearly_in_order,
     passes_follow_the_order,
+    exceptions_do_not_cascade_and_follow_the_threshold,
     several_sets_nearly_in_order,
 );

@@ -2,8 +2,9 @@
 //! or so after a reorder): the caller's numbering serves as the grid's order, and the few
 //! points whose cell breaks it are exceptions, searched apart and merged into the lists.
 //!
-//! A point is kept while the keys of the kept points ascend along the caller's numbering
-//! (see [`split_exceptions`]); the others are the exceptions. A view of the grid then holds
+//! The kept points are a longest run of points, not necessarily consecutive, whose keys
+//! ascend along the caller's numbering (see [`split_exceptions`]); the others are the
+//! exceptions. A view of the grid then holds
 //! the points in the caller's numbering (the identity as its order, as for input in cell
 //! order), the exceptions masked with [`Real::PAD`] so that no range finds them, and bucket
 //! starts over the kept points, so that a bucket's range of caller indices holds its kept
@@ -15,8 +16,10 @@
 //! exceptions' lists in its empty place. The work beyond exact cell order grows with the
 //! exceptions, not with the set.
 //!
-//! The pass takes ascending lists of a set against itself without distances; while more
-//! than one point in [`EXCEPTIONS_MAX_SHARE`] is an exception, the other passes run.
+//! The pass takes ascending lists of a set against itself without distances; while there
+//! are more exceptions than [`max_exceptions`], the other passes run.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
@@ -31,8 +34,12 @@ use crate::parallel::DisjointSlice;
 use crate::real::{LANES, Real};
 use crate::sort::{cut_units, fill_identity};
 
-/// The pass is taken while at most one point in this many is an exception.
-pub(super) const EXCEPTIONS_MAX_SHARE: usize = 32;
+/// The pass is taken while at most one point in this many is an exception (see
+/// [`max_exceptions`]).
+pub(crate) const EXCEPTIONS_MAX_SHARE: usize = 32;
+
+/// Points per chunk of the split into kept points and exceptions (see [`split_exceptions`]).
+const SPLIT_CHUNK: usize = 2048;
 
 /// Exceptions searched per parallel task.
 const EXCEPTION_CHUNK: usize = 256;
@@ -76,43 +83,186 @@ struct ChunkLists {
     hits: Vec<u64>,
 }
 
-/// Splits the points with bucket `keys` (in the caller's numbering) into kept points, whose
-/// keys ascend, and exceptions: `kept(i, key)` or `exception(i)` is called for each point in
-/// turn. A point is kept when its key is at least the last kept key, unless the next point
-/// would be kept after it but not after this one (a point that jumped ahead of its
-/// followers is set aside, not its followers). Stops and returns false at the first
-/// exception past `max`.
-pub(super) fn split_exceptions(
-    keys: &[u32],
-    max: usize,
-    mut kept: impl FnMut(usize, u32),
-    mut exception: impl FnMut(usize),
-) -> bool {
-    let mut last = 0u32;
-    let mut count = 0usize;
+/// The most exceptions the pass takes in a set of `n` points: one point in
+/// [`EXCEPTIONS_MAX_SHARE`]. With more, the other passes run.
+pub fn max_exceptions(n: usize) -> usize {
+    n / EXCEPTIONS_MAX_SHARE
+}
+
+/// How many of the points of `grid`, as built, the pass for cell order with exceptions sets
+/// aside (whether or not it is taken: see [`max_exceptions`]). For measurements and tests.
+pub fn exception_count<T: Real>(grid: &Grid<T>) -> usize {
+    let mut exceptions = Vec::new();
+    let n = grid.len();
+    let split = split_exceptions(&grid.keys[..n], n, &mut exceptions);
+    debug_assert!(split, "a split without a budget stopped");
+    exceptions.len()
+}
+
+/// Sets the share of exceptions up to which `grid` takes the pass for cell order with
+/// exceptions to one point in `share` ([`EXCEPTIONS_MAX_SHARE`] by default; 0 never takes
+/// it), for measuring where the pass stops paying off. The lists are the same whatever the
+/// share.
+pub fn set_exceptions_share<T: Real>(grid: &mut Grid<T>, share: usize) {
+    grid.exceptions_share = share;
+}
+
+/// Marks the end of a chain of predecessors in [`longest_ascending`].
+const NO_PREDECESSOR: u32 = u32::MAX;
+
+/// The points of one chunk of the split kept by [`longest_ascending`], or `None` when the
+/// chunk alone holds more than `max` exceptions.
+fn longest_ascending(keys: &[u32], max: usize) -> Option<Vec<u32>> {
+    // Patience sorting: `tails[l]` is the point that ends the non-decreasing subsequence of
+    // length `l + 1` with the smallest last key found so far, `tail_keys[l]` that key, and
+    // each point links to the point before it in its subsequence. A point whose key is at
+    // least the last tail's (most points, input being nearly in order) extends the longest
+    // subsequence without a search.
+    let mut tails: Vec<u32> = Vec::new();
+    let mut tail_keys: Vec<u32> = Vec::new();
+    let mut predecessors = vec![NO_PREDECESSOR; keys.len()];
     for (i, &key) in keys.iter().enumerate() {
-        let next = keys.get(i + 1).copied().unwrap_or(u32::MAX);
-        let blocks_next = next < key && next >= last;
-        if key >= last && !blocks_next {
-            last = key;
-            kept(i, key);
-        } else {
-            count += 1;
-            if count > max {
-                return false;
+        match tail_keys.last() {
+            Some(&last) if key < last => {
+                let pile = tail_keys.partition_point(|&tail| tail <= key);
+                if pile > 0 {
+                    predecessors[i] = tails[pile - 1];
+                }
+                tails[pile] = i as u32;
+                tail_keys[pile] = key;
+                // The points seen so far hold at least this many exceptions, whatever follows.
+                if i + 1 - tails.len() > max {
+                    return None;
+                }
             }
-            exception(i);
+            _ => {
+                if let Some(&previous) = tails.last() {
+                    predecessors[i] = previous;
+                }
+                tails.push(i as u32);
+                tail_keys.push(key);
+            }
         }
     }
+    let mut kept = vec![0u32; tails.len()];
+    let mut point = tails.last().copied().unwrap_or(NO_PREDECESSOR);
+    for slot in kept.iter_mut().rev() {
+        debug_assert_ne!(point, NO_PREDECESSOR, "a chain shorter than its length");
+        *slot = point;
+        point = predecessors[point as usize];
+    }
+    Some(kept)
+}
+
+/// Joins the kept points of two consecutive chunks so that their keys ascend across the
+/// border: keeps the points of `before` with a key of at most `t` and those of `after` with
+/// a key of at least `t`, for the `t` of at least `floor` (the last kept key before
+/// `before`) that keeps the most. `before` and `after` hold points as indices into `keys`
+/// with ascending keys, those of `before` at least `floor`.
+fn join_at_border(keys: &[u32], floor: u32, before: &mut Vec<u32>, after: &mut Vec<u32>) {
+    let key = |i: &u32| keys[*i as usize];
+    let Some(first_after) = after.first().map(key) else {
+        return;
+    };
+    let kept_with = |t: u32| {
+        let from_before = before.partition_point(|i| key(i) <= t);
+        let from_after = after.len() - after.partition_point(|i| key(i) < t);
+        (from_before + from_after, from_before)
+    };
+    // Below the first key after the border every point after it is kept, so the best `t`
+    // there is the largest; above it, only the keys before the border can be better.
+    let mut best_t = first_after.max(floor);
+    let mut best = kept_with(best_t);
+    for t in before.iter().rev().map(key) {
+        if t <= first_after {
+            break;
+        }
+        if t >= floor {
+            let kept = kept_with(t);
+            if kept.0 > best.0 {
+                (best_t, best) = (t, kept);
+            }
+        }
+    }
+    before.truncate(best.1);
+    let set_aside = after.partition_point(|i| key(i) < best_t);
+    after.drain(..set_aside);
+}
+
+/// Splits the points with bucket `keys` (in the caller's numbering) into kept points, whose
+/// keys ascend, and exceptions, whose indices go to `exceptions` (ascending). The kept
+/// points are a longest non-decreasing subsequence of the keys in each chunk of
+/// [`SPLIT_CHUNK`] points (found in parallel), joined so that the keys ascend across the
+/// borders: a point moved far ahead is one exception, never its followers. Returns false,
+/// `exceptions` unspecified, when there are more than `max` exceptions. The split does not
+/// depend on the number of threads.
+pub(super) fn split_exceptions(keys: &[u32], max: usize, exceptions: &mut Vec<u32>) -> bool {
+    split_exceptions_in_chunks(keys, max, SPLIT_CHUNK, exceptions)
+}
+
+/// [`split_exceptions`] with chunks of `chunk` points.
+fn split_exceptions_in_chunks(
+    keys: &[u32],
+    max: usize,
+    chunk: usize,
+    exceptions: &mut Vec<u32>,
+) -> bool {
+    exceptions.clear();
+    let too_many = AtomicBool::new(false);
+    let kept: Option<Vec<Vec<u32>>> = keys
+        .par_chunks(chunk)
+        .enumerate()
+        .map(|(c, chunk_keys)| {
+            if too_many.load(Ordering::Relaxed) {
+                return None;
+            }
+            let Some(mut kept) = longest_ascending(chunk_keys, max) else {
+                too_many.store(true, Ordering::Relaxed);
+                return None;
+            };
+            for i in &mut kept {
+                *i += (c * chunk) as u32;
+            }
+            Some(kept)
+        })
+        .collect();
+    let Some(mut kept) = kept else {
+        return false;
+    };
+    let mut floor = 0u32;
+    for c in 1..kept.len() {
+        let (done, rest) = kept.split_at_mut(c);
+        join_at_border(keys, floor, &mut done[c - 1], &mut rest[0]);
+        if let Some(&last) = done[c - 1].last() {
+            floor = keys[last as usize];
+        }
+    }
+    let kept_count: usize = kept.iter().map(Vec::len).sum();
+    if keys.len() - kept_count > max {
+        return false;
+    }
+    let mut next = 0u32;
+    for &i in kept.iter().flatten() {
+        exceptions.extend(next..i);
+        next = i + 1;
+    }
+    exceptions.extend(next..keys.len() as u32);
     true
 }
 
 impl<T: Real> Grid<T> {
     /// Tells whether the caller's numbering is cell order but for few enough exceptions for
-    /// the pass of this module (see [`EXCEPTIONS_MAX_SHARE`]).
+    /// the pass of this module (see [`max_exceptions`]).
     pub(super) fn few_exceptions(&self) -> bool {
         let n = self.len();
-        split_exceptions(&self.keys[..n], n / EXCEPTIONS_MAX_SHARE, |_, _| {}, |_| {})
+        self.exceptions_share != 0
+            && split_exceptions(&self.keys[..n], self.max_exceptions(), &mut Vec::new())
+    }
+
+    /// The most exceptions the pass takes in the grid's set: [`max_exceptions`], unless
+    /// [`set_exceptions_share`] set another share.
+    fn max_exceptions(&self) -> usize {
+        self.len().checked_div(self.exceptions_share).unwrap_or(0)
     }
 
     /// The self lists (ascending, without distances) of a grid whose points are in cell
@@ -145,23 +295,23 @@ impl<T: Real> Grid<T> {
         // The kept points' bucket starts in the caller's numbering: bucket `b` starts at the
         // first kept point with a key of at least `b` (bucket 0 at 0, so that exceptions
         // before the first kept point lie in a bucket too).
+        if self.exceptions_share == 0
+            || !split_exceptions(
+                &self.keys[..n],
+                self.max_exceptions(),
+                &mut scratch.exceptions,
+            )
+        {
+            return None;
+        }
         let starts = &mut view.starts;
-        let exceptions = &mut scratch.exceptions;
         starts.clear();
         starts.push(0);
-        exceptions.clear();
-        let few = split_exceptions(
-            &self.keys[..n],
-            n / EXCEPTIONS_MAX_SHARE,
-            |i, key| {
-                if starts.len() <= key as usize {
-                    starts.resize(key as usize + 1, i as u32);
-                }
-            },
-            |i| exceptions.push(i as u32),
-        );
-        if !few {
-            return None;
+        let mut exceptions = scratch.exceptions.iter().copied().peekable();
+        for (i, &key) in self.keys[..n].iter().enumerate() {
+            if exceptions.next_if_eq(&(i as u32)).is_none() && starts.len() <= key as usize {
+                starts.resize(key as usize + 1, i as u32);
+            }
         }
         starts.resize(table.buckets() + 1, n as u32);
         self.shape_view(view);
@@ -392,16 +542,36 @@ impl<T: Real> UnitBuffer<T> {
 mod tests {
     use super::*;
 
-    /// The kept points of `keys` and the exceptions, as the rule splits them.
-    fn split(keys: &[u32]) -> (Vec<usize>, Vec<usize>) {
-        let (mut kept, mut exceptions) = (Vec::new(), Vec::new());
-        assert!(split_exceptions(
+    /// The exceptions of `keys` as the split finds them with chunks of `chunk` points, after
+    /// checking that the kept keys ascend.
+    fn split(keys: &[u32], chunk: usize) -> Vec<u32> {
+        let mut exceptions = Vec::new();
+        assert!(split_exceptions_in_chunks(
             keys,
             keys.len(),
-            |i, _| kept.push(i),
-            |i| exceptions.push(i)
+            chunk,
+            &mut exceptions
         ));
-        (kept, exceptions)
+        let kept: Vec<u32> = (0..keys.len() as u32)
+            .filter(|i| exceptions.binary_search(i).is_err())
+            .map(|i| keys[i as usize])
+            .collect();
+        assert!(kept.is_sorted(), "keys {keys:?}: kept keys {kept:?}");
+        exceptions
+    }
+
+    /// The length of a longest non-decreasing subsequence of `keys`, by the quadratic
+    /// recurrence.
+    fn longest_by_brute_force(keys: &[u32]) -> usize {
+        let mut ending_at = vec![1usize; keys.len()];
+        for i in 0..keys.len() {
+            for j in 0..i {
+                if keys[j] <= keys[i] {
+                    ending_at[i] = ending_at[i].max(ending_at[j] + 1);
+                }
+            }
+        }
+        ending_at.into_iter().max().unwrap_or(0)
     }
 
     #[test]
@@ -414,12 +584,82 @@ mod tests {
             (vec![0, 9, 1, 1, 2], vec![1]),
             (vec![2, 0, 1, 1], vec![0]),
         ] {
-            let (kept, exceptions) = split(&keys);
-            assert_eq!(exceptions, expected, "keys {keys:?}");
-            assert!(kept.windows(2).all(|w| keys[w[0]] <= keys[w[1]]));
+            assert_eq!(split(&keys, keys.len()), expected, "keys {keys:?}");
         }
-        // Past the budget, the split stops.
-        assert!(!split_exceptions(&[3, 2, 1, 0], 1, |_, _| {}, |_| {}));
+        // Past the budget, the split stops, in one chunk or several.
+        for chunk in [1, 2, 4] {
+            assert!(!split_exceptions_in_chunks(
+                &[3, 2, 1, 0],
+                1,
+                chunk,
+                &mut Vec::new()
+            ));
+            assert!(split_exceptions_in_chunks(
+                &[0, 2, 1, 3],
+                1,
+                chunk,
+                &mut Vec::new()
+            ));
+        }
+    }
+
+    #[test]
+    fn points_moved_far_ahead_together_do_not_cascade() {
+        // Two consecutive points moved ahead by a slab: the rule that looked one point ahead
+        // kept both and set aside every point up to their cell (here 8 of them).
+        let keys = [0, 0, 1, 1, 9, 9, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 9, 9];
+        for (chunk, expected) in [
+            (keys.len(), &[4, 5][..]),
+            (4, &[4, 5]),
+            (3, &[4, 5]),
+            (2, &[4, 5]),
+            // The first chunk, alone, keeps the two points and sets aside the one after them
+            // (`0 0 1 1 9 9 | 2`); its border then gives up the two, not the one.
+            (7, &[4, 5, 6]),
+        ] {
+            assert_eq!(split(&keys, chunk), expected, "chunks of {chunk}");
+        }
+        // The same at a chunk's end: the border gives them up, not the next chunk.
+        let keys = [0, 1, 2, 8, 8, 3, 4, 5, 6, 7, 8];
+        assert_eq!(split(&keys, 5), [3, 4]);
+    }
+
+    #[test]
+    fn one_chunk_keeps_a_longest_subsequence_and_chunks_nearly_so() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |below: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % below
+        };
+        for case in 0..300 {
+            let n = 1 + next(120) as usize;
+            // Ascending keys with some moved by a little or a lot.
+            let mut keys: Vec<u32> = (0..n as u32).map(|i| i / 3).collect();
+            for _ in 0..next(1 + n as u64 / 4) {
+                let i = next(n as u64) as usize;
+                keys[i] = if case % 2 == 0 {
+                    next(n as u64 / 3 + 1) as u32
+                } else {
+                    (keys[i] + next(4) as u32).saturating_sub(2)
+                };
+            }
+            let longest = longest_by_brute_force(&keys);
+            assert_eq!(n - split(&keys, n).len(), longest, "keys {keys:?}");
+            for chunk in [1, 2, 5, 16] {
+                let kept = n - split(&keys, chunk).len();
+                assert!(kept <= longest, "keys {keys:?}, chunks of {chunk}");
+                // Keys moved by a little: the borders lose at most one point each.
+                if case % 2 == 1 {
+                    let borders = n.div_ceil(chunk) - 1;
+                    assert!(
+                        kept + borders >= longest,
+                        "keys {keys:?}, chunks of {chunk}: {kept} kept of {longest}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
