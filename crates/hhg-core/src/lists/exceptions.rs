@@ -84,7 +84,8 @@ struct ChunkLists {
 }
 
 /// The most exceptions the pass takes in a set of `n` points: one point in
-/// [`EXCEPTIONS_MAX_SHARE`]. With more, the other passes run.
+/// 32 (a grid's own share is set with [`set_exceptions_share`]). With more, the other
+/// passes run.
 pub fn max_exceptions(n: usize) -> usize {
     n / EXCEPTIONS_MAX_SHARE
 }
@@ -100,7 +101,7 @@ pub fn exception_count<T: Real>(grid: &Grid<T>) -> usize {
 }
 
 /// Sets the share of exceptions up to which `grid` takes the pass for cell order with
-/// exceptions to one point in `share` ([`EXCEPTIONS_MAX_SHARE`] by default; 0 never takes
+/// exceptions to one point in `share` (32 by default; 0 never takes
 /// it), for measuring where the pass stops paying off. The lists are the same whatever the
 /// share.
 pub fn set_exceptions_share<T: Real>(grid: &mut Grid<T>, share: usize) {
