@@ -19,7 +19,7 @@
 //! The pass takes ascending lists of a set against itself without distances; while there
 //! are more exceptions than [`max_exceptions`], the other passes run.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
@@ -209,18 +209,36 @@ fn split_exceptions_in_chunks(
     exceptions: &mut Vec<u32>,
 ) -> bool {
     exceptions.clear();
-    let too_many = AtomicBool::new(false);
+    // The exceptions the chunks done so far hold, each chunk's own count: a lower bound of
+    // the final count (the joins at the borders only set more points aside), so once it
+    // passes `max` the split fails whatever the chunks left hold, and they are skipped. The
+    // answer does not depend on which chunks ran first, so it is the same for any number of
+    // threads.
+    let found = AtomicUsize::new(0);
+    // Adds to `found` without wrapping; returns the sum.
+    let add_found = |more: usize| {
+        let before = found
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |f| {
+                Some(f.saturating_add(more))
+            })
+            .unwrap_or_else(|f| f);
+        before.saturating_add(more)
+    };
     let kept: Option<Vec<Vec<u32>>> = keys
         .par_chunks(chunk)
         .enumerate()
         .map(|(c, chunk_keys)| {
-            if too_many.load(Ordering::Relaxed) {
+            if found.load(Ordering::Relaxed) > max {
                 return None;
             }
             let Some(mut kept) = longest_ascending(chunk_keys, max) else {
-                too_many.store(true, Ordering::Relaxed);
+                add_found(max.saturating_add(1));
                 return None;
             };
+            let set_aside = chunk_keys.len() - kept.len();
+            if add_found(set_aside) > max {
+                return None;
+            }
             for i in &mut kept {
                 *i += (c * chunk) as u32;
             }
@@ -601,6 +619,25 @@ mod tests {
                 chunk,
                 &mut Vec::new()
             ));
+        }
+        // Every chunk under the budget, their sum over it: the count the chunks share stops
+        // the split, and only then.
+        let swapped_pairs = [1, 0, 3, 2, 5, 4, 7, 6];
+        for chunk in [2, 4] {
+            assert!(!split_exceptions_in_chunks(
+                &swapped_pairs,
+                3,
+                chunk,
+                &mut Vec::new()
+            ));
+            let mut exceptions = Vec::new();
+            assert!(split_exceptions_in_chunks(
+                &swapped_pairs,
+                4,
+                chunk,
+                &mut exceptions
+            ));
+            assert_eq!(exceptions.len(), 4);
         }
     }
 
