@@ -621,7 +621,7 @@ mod tests {
             .iter()
             .filter(|r| r.input == Scene::Periodic.name())
             .collect();
-        assert_eq!(periodic.len(), 5);
+        assert_eq!(periodic.len(), 6);
         assert!(periodic.iter().any(|r| r.agree == Agreement::Agrees));
 
         let points = Scene::Uniform.generate(500, 3);
