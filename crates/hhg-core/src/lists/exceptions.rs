@@ -35,7 +35,9 @@ use crate::real::{LANES, Real};
 use crate::sort::{cut_units, fill_identity};
 
 /// The pass is taken while at most one point in this many is an exception (see
-/// [`max_exceptions`]).
+/// [`max_exceptions`]). Where the pass stops paying off depends on the density
+/// (docs/performance.md, 2026-11-29): near one exception in 84 on uniform points with ~40
+/// neighbours, near one in 25 on clusters with ~550. One in 32 lies between the two.
 pub(crate) const EXCEPTIONS_MAX_SHARE: usize = 32;
 
 /// Points per chunk of the split into kept points and exceptions (see [`split_exceptions`]).
