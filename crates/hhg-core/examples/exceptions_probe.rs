@@ -8,12 +8,15 @@
 //! (Gaussian clusters in a large box); ORDER is `sorted` (cell order), `step` (cell order,
 //! then every point moved by a seeded uniform offset of up to 0.005 r per axis, about one
 //! solver step), `drift` (up to 0.1 r, about ten steps) or `movedF` (up to F r). SHARE, when
-//! given, takes the pass while at most one point in SHARE is an exception (0: never), so the
+//! given, takes the pass while at most one point in SHARE is an exception (0: never; without
+//! it, the share that follows the density), so the
 //! same input can be measured on the pass for input nearly in cell order.
 
 use std::time::Instant;
 
-use hhg_core::building_blocks::{exception_count, set_exceptions_share};
+use hhg_core::building_blocks::{
+    bucket_occupancy, exception_count, max_exceptions, set_exceptions_share,
+};
 use hhg_core::reorder::apply_order;
 use hhg_core::{Grid, NeighborLists};
 use hhg_testkit::{SplitMix64, gaussian_clusters, to_real, uniform_cube};
@@ -73,9 +76,12 @@ fn main() {
         best = best.min(start.elapsed().as_secs_f64() * 1e3);
     }
     println!(
-        "{scene} {n} {order}: best {best:.2} ms, {} entries, pass {:?}, {} exceptions",
+        "{scene} {n} {order}: best {best:.2} ms, {} entries, pass {:?}, {} exceptions \
+         (budget {}), bucket occupancy {:.2}",
         lists.indices().len(),
         grid.list_pass(),
-        exception_count(&grid)
+        exception_count(&grid),
+        max_exceptions(&grid),
+        bucket_occupancy(&grid)
     );
 }

@@ -121,8 +121,9 @@ pub struct Grid<T: Real> {
     /// The order of the entries of each list (see [`Grid::set_list_order`]).
     pub(crate) list_order: ListOrder,
     /// The pass for cell order with exceptions is taken while at most one point in this many
-    /// is an exception; 0 never takes it (see `lists::exceptions::max_exceptions`).
-    pub(crate) exceptions_share: usize,
+    /// is an exception; 0 never takes it; `None` follows the density (see
+    /// `lists::exceptions::max_exceptions`).
+    pub(crate) exceptions_share: Option<usize>,
     pub(crate) starts: Vec<u32>,
     pub(crate) units: Vec<(u32, u32)>,
     /// The bucket of each point, in the caller's numbering.
@@ -173,7 +174,7 @@ impl<T: Real> Grid<T> {
             adopted_from: Vec::new(),
             run_time_dispatch: RunTimeDispatch::Widest,
             list_order: ListOrder::Ascending,
-            exceptions_share: crate::lists::EXCEPTIONS_MAX_SHARE,
+            exceptions_share: None,
             starts: Vec::new(),
             units: Vec::new(),
             keys: Vec::new(),

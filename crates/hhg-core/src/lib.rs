@@ -73,7 +73,9 @@ pub mod building_blocks {
         bounds, floor_small,
     };
     pub use crate::grid::check_radius;
-    pub use crate::lists::{exception_count, max_exceptions, set_exceptions_share};
+    pub use crate::lists::{
+        bucket_occupancy, exception_count, max_exceptions, set_exceptions_share,
+    };
     pub use crate::parallel::collect_unit_pairs;
     pub use crate::real::LANES;
     pub use crate::sort::{SortScratch, counting_sort, cut_units};

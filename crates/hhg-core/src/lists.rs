@@ -18,8 +18,7 @@ mod self_lists;
 use rayon::prelude::*;
 
 pub use chunks::ListChunk;
-pub(crate) use exceptions::EXCEPTIONS_MAX_SHARE;
-pub use exceptions::{exception_count, max_exceptions, set_exceptions_share};
+pub use exceptions::{bucket_occupancy, exception_count, max_exceptions, set_exceptions_share};
 
 use crate::error::Error;
 use crate::kernel::{MaskKernel, PackedCandidates};

@@ -1,7 +1,9 @@
 //! Differential tests of input nearly in cell order (moved after a reorder, Morton order,
 //! partly sorted, cells in shuffled blocks) and of lists in cell order, against brute force.
 
-use hhg_core::building_blocks::{LATTICE_SHIFT, exception_count, max_exceptions};
+use hhg_core::building_blocks::{
+    LATTICE_SHIFT, bucket_occupancy, exception_count, max_exceptions, set_exceptions_share,
+};
 use hhg_core::reorder::apply_order;
 use hhg_core::{
     Grid, Kernel, ListOrder, ListPass, NeighborLists, NeighborSearch, Real, RunTimeDispatch,
@@ -372,7 +374,8 @@ fn moved_to_the_front(points: &[[f64; 3]], radius: f64, count: usize) -> Vec<[f6
 
 /// Points moved far ahead, two or more in a row, are exceptions themselves (the points up to
 /// their cell stay kept, so the pass for cell order with exceptions is taken), and the pass
-/// follows [`max_exceptions`]: taken with as many exceptions, not with one more.
+/// follows [`max_exceptions`]: taken with as many exceptions, not with one more. Dense
+/// clusters get a larger budget than sparse points.
 fn exceptions_do_not_cascade_and_follow_the_threshold<T: TestReal>() {
     let mut rng = SplitMix64::new(11);
     let n = 5000;
@@ -397,8 +400,13 @@ fn exceptions_do_not_cascade_and_follow_the_threshold<T: TestReal>() {
         );
         check_scene(&scene, with_exceptions);
     }
-    let max = max_exceptions(n);
-    assert!(max > 2, "a threshold of {max} exceptions in {n} points");
+    // The budget follows the buckets' occupancy, the same in any order; on these sparse
+    // points it is the smallest share (one in 64), which the few points moved together do
+    // not change (each grid's own budget is checked below).
+    let mut grid = Grid::new(T::from_f64(1.0)).expect("a valid radius");
+    grid.build(&to_real::<T>(&points)).expect("valid points");
+    let max = max_exceptions(&grid);
+    assert_eq!(max, n / 64, "the budget of sparse points");
     for (count, expect) in [
         (max - 1, ListPass::InCellOrderWithExceptions),
         (max, ListPass::InCellOrderWithExceptions),
@@ -410,6 +418,11 @@ fn exceptions_do_not_cascade_and_follow_the_threshold<T: TestReal>() {
         grid.build(&to_real::<T>(&moved)).expect("valid points");
         assert_eq!(exception_count(&grid), count, "points moved to the front");
         assert_eq!(
+            max_exceptions(&grid),
+            max,
+            "the budget with {count} points moved"
+        );
+        assert_eq!(
             grid.list_pass(),
             expect,
             "{count} exceptions of at most {max}"
@@ -417,6 +430,29 @@ fn exceptions_do_not_cascade_and_follow_the_threshold<T: TestReal>() {
         let scene = Scene::<T>::new(format!("uniform cube, {count} exceptions"), &moved, 1.0);
         check_scene(&scene, Some([expect, ListPass::NearCellOrder]));
     }
+    // Dense points (over a hundred in a point's bucket) take the pass with one exception in
+    // ten, the largest share; a share set for the grid overrides it.
+    let dense = uniform_cube(&mut rng, 2000, [0.0; 3], 1.0, 600.0);
+    let moved = moved_to_the_front(&dense, 1.0, 150);
+    let mut grid = Grid::new(T::from_f64(1.0)).expect("a valid radius");
+    grid.build(&to_real::<T>(&moved)).expect("valid points");
+    let occupancy = bucket_occupancy(&grid);
+    assert!(occupancy > 100.0, "dense points: {occupancy} in a bucket");
+    assert_eq!(max_exceptions(&grid), 200, "the budget of dense points");
+    assert_eq!(
+        exception_count(&grid),
+        300,
+        "dense points moved to the front"
+    );
+    assert_eq!(grid.list_pass(), ListPass::InCellOrderWithExceptions);
+    set_exceptions_share(&mut grid, 64);
+    assert_eq!(max_exceptions(&grid), 2000 / 64);
+    assert_ne!(grid.list_pass(), ListPass::InCellOrderWithExceptions);
+    let scene = Scene::<T>::new("dense uniform cube, 150 exceptions", &moved[..], 1.0);
+    check_scene(
+        &scene,
+        Some([ListPass::InCellOrderWithExceptions, ListPass::NearCellOrder]),
+    );
 }
 
 /// Random order takes the general pass (where units hold a small part of each bucket's

@@ -34,11 +34,31 @@ use crate::parallel::DisjointSlice;
 use crate::real::{LANES, Real};
 use crate::sort::{cut_units, fill_identity};
 
-/// The pass is taken while at most one point in this many is an exception (see
-/// [`max_exceptions`]). Where the pass stops paying off depends on the density
-/// (docs/performance.md, 2026-11-29): near one exception in 84 on uniform points with ~40
-/// neighbours, near one in 25 on clusters with ~550. One in 32 lies between the two.
-pub(crate) const EXCEPTIONS_MAX_SHARE: usize = 32;
+/// The budget of exceptions follows the density: the pass pays per exception a search
+/// apart (against its neighbours), the pass nearly in cell order pays per point a batch
+/// sorted and scattered (of its neighbours too), and the second grows faster with the
+/// neighbours than the first. Measured (docs/performance.md, 2026-11-29, callgrind) the two
+/// cross near one exception in [`CROSSOVER_SPARSE`] points on uniform points with
+/// [`OCCUPANCY_SPARSE`] points in a point's bucket (its own included, on average over the
+/// points), and on clusters with [`OCCUPANCY_DENSE`] near one in 4 (lines through two
+/// inputs), taken as one in [`CROSSOVER_DENSE`] to stay on the safe side. The share in
+/// between follows a power of the occupancy through the two, and stays within
+/// [`EXCEPTIONS_SHARE_MIN`] and [`EXCEPTIONS_SHARE_MAX`].
+const OCCUPANCY_SPARSE: f64 = 10.4;
+/// See [`OCCUPANCY_SPARSE`].
+const OCCUPANCY_DENSE: f64 = 133.6;
+/// See [`OCCUPANCY_SPARSE`].
+const CROSSOVER_SPARSE: f64 = 90.0;
+/// See [`OCCUPANCY_SPARSE`].
+const CROSSOVER_DENSE: f64 = 8.0;
+/// The smallest share of exceptions the pass takes, one in this many points: on sparse sets
+/// the crossover lies lower (one in 90 measured), but a budget of one in 64 costs there
+/// ~3 % at most and keeps the pass for a solver's step of uniform points (~0.75 %
+/// exceptions) and for a few points swapped far.
+const EXCEPTIONS_SHARE_MIN: f64 = 64.0;
+/// The largest share of exceptions the pass takes, one in this many points, however dense:
+/// below the measured crossover of the densest scene, and below a drift of 0.1 r (~14 %).
+const EXCEPTIONS_SHARE_MAX: f64 = 10.0;
 
 /// Points per chunk of the split into kept points and exceptions (see [`split_exceptions`]).
 const SPLIT_CHUNK: usize = 2048;
@@ -55,6 +75,8 @@ const SCATTER_CHUNK: usize = 1 << 14;
 pub(super) struct Scratch<T: Real> {
     /// The view of the grid in the caller's numbering.
     view: Option<Box<Grid<T>>>,
+    /// Each chunk's kept points in the split (see [`split_exceptions`]).
+    kept: Vec<Vec<u32>>,
     /// The caller's indices of the exceptions, ascending.
     exceptions: Vec<u32>,
     /// One bit per point: set for an exception.
@@ -85,11 +107,29 @@ struct ChunkLists {
     hits: Vec<u64>,
 }
 
-/// The most exceptions the pass takes in a set of `n` points: one point in
-/// 32 (a grid's own share is set with [`set_exceptions_share`]). With more, the other
-/// passes run.
-pub fn max_exceptions(n: usize) -> usize {
-    n / EXCEPTIONS_MAX_SHARE
+/// The most exceptions the pass takes on `grid` as built: a share of its points that grows
+/// with the mean occupancy of the points' buckets, from one in 64 on sparse sets to one in
+/// 10 on dense ones (see [`bucket_occupancy`]), unless [`set_exceptions_share`] set a share.
+/// With more, the other passes run.
+pub fn max_exceptions<T: Real>(grid: &Grid<T>) -> usize {
+    grid.max_exceptions()
+}
+
+/// The mean over the points of `grid`, as built, of the count of points in their bucket
+/// (their own included): the sum of the squares of the buckets' counts over the count of
+/// points, 0 for an empty grid. It does not depend on the points' order.
+pub fn bucket_occupancy<T: Real>(grid: &Grid<T>) -> f64 {
+    grid.bucket_occupancy()
+}
+
+/// The share of exceptions, one in how many points, up to which the pass pays off on a set
+/// whose points share their bucket with `occupancy` points on average (see
+/// [`OCCUPANCY_SPARSE`]).
+fn exceptions_share_for(occupancy: f64) -> f64 {
+    let power =
+        (CROSSOVER_SPARSE / CROSSOVER_DENSE).ln() / (OCCUPANCY_DENSE / OCCUPANCY_SPARSE).ln();
+    let share = CROSSOVER_SPARSE * (OCCUPANCY_SPARSE / occupancy.max(1.0)).powf(power);
+    share.clamp(EXCEPTIONS_SHARE_MAX, EXCEPTIONS_SHARE_MIN)
 }
 
 /// How many of the points of `grid`, as built, the pass for cell order with exceptions sets
@@ -97,64 +137,75 @@ pub fn max_exceptions(n: usize) -> usize {
 pub fn exception_count<T: Real>(grid: &Grid<T>) -> usize {
     let mut exceptions = Vec::new();
     let n = grid.len();
-    let split = split_exceptions(&grid.keys[..n], n, &mut exceptions);
+    let split = split_exceptions(&grid.keys[..n], n, &mut Vec::new(), &mut exceptions);
     debug_assert!(split, "a split without a budget stopped");
     exceptions.len()
 }
 
 /// Sets the share of exceptions up to which `grid` takes the pass for cell order with
-/// exceptions to one point in `share` (32 by default; 0 never takes
-/// it), for measuring where the pass stops paying off. The lists are the same whatever the
-/// share.
+/// exceptions to one point in `share` (0 never takes it) instead of the share that follows
+/// the density (see [`max_exceptions`]), for measuring where the pass stops paying off. The
+/// lists are the same whatever the share.
 pub fn set_exceptions_share<T: Real>(grid: &mut Grid<T>, share: usize) {
-    grid.exceptions_share = share;
+    grid.exceptions_share = Some(share);
 }
 
 /// Marks the end of a chain of predecessors in [`longest_ascending`].
 const NO_PREDECESSOR: u32 = u32::MAX;
 
-/// The points of one chunk of the split kept by [`longest_ascending`], or `None` when the
-/// chunk alone holds more than `max` exceptions.
-fn longest_ascending(keys: &[u32], max: usize) -> Option<Vec<u32>> {
+/// Puts into `kept` the points of one chunk of the split (at most [`SPLIT_CHUNK`] points),
+/// as indices into `keys`, that form a longest non-decreasing subsequence of its keys; false
+/// (`kept` unspecified) when the chunk alone holds more than `max` exceptions. Allocates
+/// nothing while `kept` has room for the chunk.
+fn longest_ascending(keys: &[u32], max: usize, kept: &mut Vec<u32>) -> bool {
+    assert!(
+        keys.len() <= SPLIT_CHUNK,
+        "a chunk of {} points for the split",
+        keys.len()
+    );
     // Patience sorting: `tails[l]` is the point that ends the non-decreasing subsequence of
     // length `l + 1` with the smallest last key found so far, `tail_keys[l]` that key, and
     // each point links to the point before it in its subsequence. A point whose key is at
     // least the last tail's (most points, input being nearly in order) extends the longest
-    // subsequence without a search.
-    let mut tails: Vec<u32> = Vec::new();
-    let mut tail_keys: Vec<u32> = Vec::new();
-    let mut predecessors = vec![NO_PREDECESSOR; keys.len()];
+    // subsequence without a search. On the stack: a search after warm-up allocates nothing.
+    let mut tails = [0u32; SPLIT_CHUNK];
+    let mut tail_keys = [0u32; SPLIT_CHUNK];
+    let mut predecessors = [NO_PREDECESSOR; SPLIT_CHUNK];
+    let mut piles = 0usize;
     for (i, &key) in keys.iter().enumerate() {
-        match tail_keys.last() {
-            Some(&last) if key < last => {
-                let pile = tail_keys.partition_point(|&tail| tail <= key);
-                if pile > 0 {
-                    predecessors[i] = tails[pile - 1];
-                }
-                tails[pile] = i as u32;
-                tail_keys[pile] = key;
-                // The points seen so far hold at least this many exceptions, whatever follows.
-                if i + 1 - tails.len() > max {
-                    return None;
-                }
+        if piles > 0 && key < tail_keys[piles - 1] {
+            let pile = tail_keys[..piles].partition_point(|&tail| tail <= key);
+            if pile > 0 {
+                predecessors[i] = tails[pile - 1];
             }
-            _ => {
-                if let Some(&previous) = tails.last() {
-                    predecessors[i] = previous;
-                }
-                tails.push(i as u32);
-                tail_keys.push(key);
+            tails[pile] = i as u32;
+            tail_keys[pile] = key;
+            // The points seen so far hold at least this many exceptions, whatever follows.
+            if i + 1 - piles > max {
+                return false;
             }
+        } else {
+            if piles > 0 {
+                predecessors[i] = tails[piles - 1];
+            }
+            tails[piles] = i as u32;
+            tail_keys[piles] = key;
+            piles += 1;
         }
     }
-    let mut kept = vec![0u32; tails.len()];
-    let mut point = tails.last().copied().unwrap_or(NO_PREDECESSOR);
+    kept.clear();
+    kept.resize(piles, 0);
+    let mut point = if piles > 0 {
+        tails[piles - 1]
+    } else {
+        NO_PREDECESSOR
+    };
     for slot in kept.iter_mut().rev() {
         debug_assert_ne!(point, NO_PREDECESSOR, "a chain shorter than its length");
         *slot = point;
         point = predecessors[point as usize];
     }
-    Some(kept)
+    true
 }
 
 /// Joins the kept points of two consecutive chunks so that their keys ascend across the
@@ -199,18 +250,30 @@ fn join_at_border(keys: &[u32], floor: u32, before: &mut Vec<u32>, after: &mut V
 /// borders: a point moved far ahead is one exception, never its followers. Returns false,
 /// `exceptions` unspecified, when there are more than `max` exceptions. The split does not
 /// depend on the number of threads.
-pub(super) fn split_exceptions(keys: &[u32], max: usize, exceptions: &mut Vec<u32>) -> bool {
-    split_exceptions_in_chunks(keys, max, SPLIT_CHUNK, exceptions)
+pub(super) fn split_exceptions(
+    keys: &[u32],
+    max: usize,
+    kept: &mut Vec<Vec<u32>>,
+    exceptions: &mut Vec<u32>,
+) -> bool {
+    split_exceptions_in_chunks(keys, max, SPLIT_CHUNK, kept, exceptions)
 }
 
-/// [`split_exceptions`] with chunks of `chunk` points.
+/// [`split_exceptions`] with chunks of `chunk` points (at most [`SPLIT_CHUNK`]); `kept`
+/// holds each chunk's kept points, reused from call to call.
 fn split_exceptions_in_chunks(
     keys: &[u32],
     max: usize,
     chunk: usize,
+    kept: &mut Vec<Vec<u32>>,
     exceptions: &mut Vec<u32>,
 ) -> bool {
     exceptions.clear();
+    let chunks = keys.len().div_ceil(chunk);
+    if kept.len() < chunks {
+        kept.resize_with(chunks, || Vec::with_capacity(chunk));
+    }
+    let kept = &mut kept[..chunks];
     // The exceptions the chunks done so far hold, each chunk's own count: a lower bound of
     // the final count (the joins at the borders only set more points aside), so once it
     // passes `max` the split fails whatever the chunks left hold, and they are skipped. The
@@ -226,30 +289,30 @@ fn split_exceptions_in_chunks(
             .unwrap_or_else(|f| f);
         before.saturating_add(more)
     };
-    let kept: Option<Vec<Vec<u32>>> = keys
+    let within_budget = keys
         .par_chunks(chunk)
+        .zip(kept.par_iter_mut())
         .enumerate()
-        .map(|(c, chunk_keys)| {
+        .all(|(c, (chunk_keys, kept))| {
             if found.load(Ordering::Relaxed) > max {
-                return None;
+                return false;
             }
-            let Some(mut kept) = longest_ascending(chunk_keys, max) else {
+            if !longest_ascending(chunk_keys, max, kept) {
                 add_found(max.saturating_add(1));
-                return None;
-            };
+                return false;
+            }
             let set_aside = chunk_keys.len() - kept.len();
             if add_found(set_aside) > max {
-                return None;
+                return false;
             }
-            for i in &mut kept {
+            for i in kept.iter_mut() {
                 *i += (c * chunk) as u32;
             }
-            Some(kept)
-        })
-        .collect();
-    let Some(mut kept) = kept else {
+            true
+        });
+    if !within_budget {
         return false;
-    };
+    }
     let mut floor = 0u32;
     for c in 1..kept.len() {
         let (done, rest) = kept.split_at_mut(c);
@@ -276,14 +339,40 @@ impl<T: Real> Grid<T> {
     /// the pass of this module (see [`max_exceptions`]).
     pub(super) fn few_exceptions(&self) -> bool {
         let n = self.len();
-        self.exceptions_share != 0
-            && split_exceptions(&self.keys[..n], self.max_exceptions(), &mut Vec::new())
+        self.exceptions_share != Some(0)
+            && split_exceptions(
+                &self.keys[..n],
+                self.max_exceptions(),
+                &mut Vec::new(),
+                &mut Vec::new(),
+            )
     }
 
-    /// The most exceptions the pass takes in the grid's set: [`max_exceptions`], unless
-    /// [`set_exceptions_share`] set another share.
+    /// The most exceptions the pass takes in the grid's set (see [`max_exceptions`]).
     fn max_exceptions(&self) -> usize {
-        self.len().checked_div(self.exceptions_share).unwrap_or(0)
+        let n = self.len();
+        match self.exceptions_share {
+            Some(share) => n.checked_div(share).unwrap_or(0),
+            None => (n as f64 / exceptions_share_for(self.bucket_occupancy())) as usize,
+        }
+    }
+
+    /// See [`bucket_occupancy`]: each point adds its bucket's count, in parallel chunks.
+    fn bucket_occupancy(&self) -> f64 {
+        let n = self.len();
+        if n == 0 {
+            return 0.0;
+        }
+        let starts = &self.starts;
+        let sum: u64 = self.keys[..n]
+            .par_chunks(SPLIT_CHUNK)
+            .map(|keys| {
+                keys.iter()
+                    .map(|&key| u64::from(starts[key as usize + 1] - starts[key as usize]))
+                    .sum::<u64>()
+            })
+            .sum();
+        sum as f64 / n as f64
     }
 
     /// The self lists (ascending, without distances) of a grid whose points are in cell
@@ -316,10 +405,11 @@ impl<T: Real> Grid<T> {
         // The kept points' bucket starts in the caller's numbering: bucket `b` starts at the
         // first kept point with a key of at least `b` (bucket 0 at 0, so that exceptions
         // before the first kept point lie in a bucket too).
-        if self.exceptions_share == 0
+        if self.exceptions_share == Some(0)
             || !split_exceptions(
                 &self.keys[..n],
                 self.max_exceptions(),
+                &mut scratch.kept,
                 &mut scratch.exceptions,
             )
         {
@@ -571,6 +661,7 @@ mod tests {
             keys,
             keys.len(),
             chunk,
+            &mut Vec::new(),
             &mut exceptions
         ));
         let kept: Vec<u32> = (0..keys.len() as u32)
@@ -613,23 +704,28 @@ mod tests {
                 &[3, 2, 1, 0],
                 1,
                 chunk,
+                &mut Vec::new(),
                 &mut Vec::new()
             ));
             assert!(split_exceptions_in_chunks(
                 &[0, 2, 1, 3],
                 1,
                 chunk,
+                &mut Vec::new(),
                 &mut Vec::new()
             ));
         }
         // Every chunk under the budget, their sum over it: the count the chunks share stops
         // the split, and only then.
         let swapped_pairs = [1, 0, 3, 2, 5, 4, 7, 6];
-        for chunk in [2, 4] {
+        // The chunks' buffers serve every call, whatever their chunks.
+        let mut kept = Vec::new();
+        for chunk in [2, 4, 1, 8] {
             assert!(!split_exceptions_in_chunks(
                 &swapped_pairs,
                 3,
                 chunk,
+                &mut Vec::new(),
                 &mut Vec::new()
             ));
             let mut exceptions = Vec::new();
@@ -637,9 +733,35 @@ mod tests {
                 &swapped_pairs,
                 4,
                 chunk,
+                &mut kept,
                 &mut exceptions
             ));
             assert_eq!(exceptions.len(), 4);
+        }
+    }
+
+    #[test]
+    fn the_share_follows_the_occupancy_between_its_bounds() {
+        // Through the two measured crossovers (both beyond the bounds, so clamped), never
+        // rising with the occupancy.
+        assert_eq!(exceptions_share_for(OCCUPANCY_SPARSE), EXCEPTIONS_SHARE_MIN);
+        assert_eq!(exceptions_share_for(OCCUPANCY_DENSE), EXCEPTIONS_SHARE_MAX);
+        let power =
+            (CROSSOVER_SPARSE / CROSSOVER_DENSE).ln() / (OCCUPANCY_DENSE / OCCUPANCY_SPARSE).ln();
+        for occupancy in [20.0, 30.0, 50.0, 80.0] {
+            let model = CROSSOVER_SPARSE * (OCCUPANCY_SPARSE / occupancy).powf(power);
+            assert!((exceptions_share_for(occupancy) - model).abs() < 1e-9);
+        }
+        assert!((exceptions_share_for(30.0) - 33.0).abs() < 0.5);
+        for occupancy in [0.0, 1.0, 5.0] {
+            assert_eq!(exceptions_share_for(occupancy), EXCEPTIONS_SHARE_MIN);
+        }
+        assert_eq!(exceptions_share_for(1e9), EXCEPTIONS_SHARE_MAX);
+        let mut last = f64::INFINITY;
+        for occupancy in (0..2000).map(|k| f64::from(k) * 0.25) {
+            let share = exceptions_share_for(occupancy);
+            assert!(share <= last, "{share} at {occupancy} after {last}");
+            last = share;
         }
     }
 
