@@ -4,7 +4,8 @@
 //! 3 repetitions and one of 1, halved).
 //!
 //! `cargo run -p hhg-core --example exceptions_probe --profile bench-fast -- SCENE N ORDER REPS
-//! [SHARE]`: SCENE is `uniform` (a cube, about 40 neighbours per point) or `clustered`
+//! [SHARE]`: SCENE is `uniform` (a cube, about 40 neighbours per point), `dense` (a cube, about
+//! 1,000 neighbours per point) or `clustered`
 //! (Gaussian clusters in a large box); ORDER is `sorted` (cell order), `step` (cell order,
 //! then every point moved by a seeded uniform offset of up to 0.005 r per axis, about one
 //! solver step), `drift` (up to 0.1 r, about ten steps) or `movedF` (up to F r). SHARE, when
@@ -31,6 +32,7 @@ fn main() {
     let mut rng = SplitMix64::new(42);
     let points = match scene {
         "uniform" => uniform_cube(&mut rng, n, [0.0; 3], 1.0, 40.0),
+        "dense" => uniform_cube(&mut rng, n, [0.0; 3], 1.0, 1000.0),
         "clustered" => {
             let clusters = [
                 (n / 2, 4.0),

@@ -430,9 +430,9 @@ fn exceptions_do_not_cascade_and_follow_the_threshold<T: TestReal>() {
         let scene = Scene::<T>::new(format!("uniform cube, {count} exceptions"), &moved, 1.0);
         check_scene(&scene, Some([expect, ListPass::NearCellOrder]));
     }
-    // Dense points (over a hundred in a point's bucket) take the pass with one exception in
+    // Dense points (~200 in a point's bucket) take the pass with one exception in
     // ten, the largest share; a share set for the grid overrides it.
-    let dense = uniform_cube(&mut rng, 2000, [0.0; 3], 1.0, 600.0);
+    let dense = uniform_cube(&mut rng, 2000, [0.0; 3], 1.0, 1000.0);
     let moved = moved_to_the_front(&dense, 1.0, 150);
     let mut grid = Grid::new(T::from_f64(1.0)).expect("a valid radius");
     grid.build(&to_real::<T>(&moved)).expect("valid points");

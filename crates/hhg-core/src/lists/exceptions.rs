@@ -53,7 +53,7 @@ const CROSSOVER_SPARSE: f64 = 90.0;
 const CROSSOVER_DENSE: f64 = 8.0;
 /// The smallest share of exceptions the pass takes, one in this many points: on sparse sets
 /// the crossover lies lower (one in 90 measured), but a budget of one in 64 costs there
-/// ~3 % at most and keeps the pass for a solver's step of uniform points (~0.75 %
+/// ~5 % at most and keeps the pass for a solver's step of uniform points (~0.75 %
 /// exceptions) and for a few points swapped far.
 const EXCEPTIONS_SHARE_MIN: f64 = 64.0;
 /// The largest share of exceptions the pass takes, one in this many points, however dense:
