@@ -441,7 +441,7 @@ fn exceptions_do_not_cascade_and_follow_the_threshold<T: TestReal>() {
     assert_eq!(max_exceptions(&grid), 200, "the budget of dense points");
     assert_eq!(
         exception_count(&grid),
-        300,
+        150,
         "dense points moved to the front"
     );
     assert_eq!(grid.list_pass(), ListPass::InCellOrderWithExceptions);
