@@ -402,21 +402,7 @@ fn migration(world: &SimpleCommunicator, periodic: [bool; 3]) -> Check {
             })?;
         }
 
-        search.update(&positions, &ids).map_err(|e| e.to_string())?;
-        let mut local = Vec::new();
-        search.pairs(&mut local).map_err(|e| e.to_string())?;
-        let flat: Vec<u64> = local
-            .iter()
-            .flat_map(|&[i, j]| {
-                let (a, b) = (search.global_id(i as usize), search.global_id(j as usize));
-                [a.min(b), a.max(b)]
-            })
-            .collect();
-        let mut pairs: Vec<[u64; 2]> = gather_all(world, &flat)
-            .chunks_exact(2)
-            .map(|p| [p[0], p[1]])
-            .collect();
-        pairs.sort_unstable();
+        let pairs = gathered_pairs(world, &mut search, &positions, &ids)?;
         single
             .build(&expected_positions)
             .map_err(|e| e.to_string())?;

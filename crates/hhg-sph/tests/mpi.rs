@@ -15,7 +15,7 @@ use hhg_mpi::mpi::collective::SystemOperation;
 use hhg_mpi::mpi::topology::SimpleCommunicator;
 use hhg_mpi::mpi::traits::*;
 use hhg_mpi::testing::{Check, CheckFn, ensure, gather_all, run_checks};
-use hhg_sph::{DamBreak, DistributedSimulation, Simulation, SphError};
+use hhg_sph::{DamBreak, DistributedSimulation, DistributedStepReport, Simulation, SphError};
 
 /// A small dam break (about 1,400 fluid and 10,000 wall particles) whose column collapses
 /// within the steps of the check, so that particles cross the ranks' boxes.
@@ -33,6 +33,25 @@ fn same_bits(a: f64, b: f64) -> bool {
     a.to_bits() == b.to_bits()
 }
 
+/// Step `step` of both runs: the distributed run's report, once its time step is found to be
+/// the single process's bit for bit (it is reduced over the ranks: equal on all, so all ranks
+/// return here alike).
+fn step_both(
+    single: &mut Simulation,
+    distributed: &mut DistributedSimulation,
+    step: usize,
+) -> Result<DistributedStepReport, String> {
+    let expected = single.step().map_err(|e| e.to_string())?;
+    let report = distributed.step().map_err(|e| e.to_string())?;
+    ensure(same_bits(report.dt, expected.dt), || {
+        format!(
+            "step {step}: dt {} differs from the single process's {}",
+            report.dt, expected.dt
+        )
+    })?;
+    Ok(report)
+}
+
 /// The distributed run against a single process that does not reorder: every field bit for
 /// bit after `STEPS` steps, ids and masses conserved, particles crossing ranks.
 fn bitwise_against_single_process(world: &SimpleCommunicator) -> Check {
@@ -46,14 +65,7 @@ fn bitwise_against_single_process(world: &SimpleCommunicator) -> Check {
     let mut crossed = distributed.search().migration_stats().sent as u64;
     let mut fluid_crossed = 0u64;
     for step in 1..=STEPS {
-        let expected = single.step().map_err(|e| e.to_string())?;
-        let report = distributed.step().map_err(|e| e.to_string())?;
-        ensure(same_bits(report.dt, expected.dt), || {
-            format!(
-                "step {step}: dt {} differs from the single process's {}",
-                report.dt, expected.dt
-            )
-        })?;
+        let report = step_both(&mut single, &mut distributed, step)?;
         crossed += report.migration.sent as u64;
         fluid_crossed += report.fluid_crossed as u64;
     }
@@ -195,15 +207,7 @@ fn fluid_crossing_rank_boundaries(world: &SimpleCommunicator) -> Check {
     let mut distributed = DistributedSimulation::new(world, config).map_err(|e| e.to_string())?;
     let (mut crossings, mut crossing_steps, mut rebalances) = (0u64, 0usize, 0usize);
     for step in 1..=steps {
-        let expected = single.step().map_err(|e| e.to_string())?;
-        let report = distributed.step().map_err(|e| e.to_string())?;
-        // The time step is reduced over the ranks: equal on all, so all return here alike.
-        ensure(same_bits(report.dt, expected.dt), || {
-            format!(
-                "step {step}: dt {} differs from the single process's {}",
-                report.dt, expected.dt
-            )
-        })?;
+        let report = step_both(&mut single, &mut distributed, step)?;
         let mut crossed = 0u64;
         world.all_reduce_into(
             &(report.fluid_crossed as u64),
