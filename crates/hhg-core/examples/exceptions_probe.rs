@@ -11,7 +11,9 @@
 //! solver step), `drift` (up to 0.1 r, about ten steps) or `movedF` (up to F r). SHARE, when
 //! given, takes the pass while at most one point in SHARE is an exception (0: never; without
 //! it, the share that follows the density), so the
-//! same input can be measured on the pass for input nearly in cell order.
+//! same input can be measured on the pass for input nearly in cell order. With
+//! `PROBE_LIST_ORDER=cell` in the environment the lists are kept in cell order
+//! (`ListOrder::CellOrder`) instead of ascending.
 
 use std::time::Instant;
 
@@ -19,7 +21,7 @@ use hhg_core::building_blocks::{
     bucket_occupancy, exception_count, max_exceptions, set_exceptions_share,
 };
 use hhg_core::reorder::apply_order;
-use hhg_core::{Grid, NeighborLists};
+use hhg_core::{Grid, ListOrder, NeighborLists};
 use hhg_testkit::{SplitMix64, gaussian_clusters, to_real, uniform_cube};
 
 fn main() {
@@ -68,6 +70,9 @@ fn main() {
     let mut grid = Grid::new(1.0f32).expect("a valid radius");
     if let Some(share) = share {
         set_exceptions_share(&mut grid, share);
+    }
+    if std::env::var("PROBE_LIST_ORDER").is_ok_and(|order| order == "cell") {
+        grid.set_list_order(ListOrder::CellOrder);
     }
     let mut lists = NeighborLists::default();
     let mut best = f64::INFINITY;

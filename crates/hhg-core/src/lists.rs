@@ -172,6 +172,8 @@ struct UnitBuffer<T> {
     /// The runs of consecutive sorted positions of a unit of the pass for input nearly in
     /// cell order (see `near_order`).
     runs: Vec<(u32, u32)>,
+    /// The other half of the radix sort of `runs`.
+    runs_scratch: Vec<(u32, u32)>,
     /// Where each list of such a unit starts among the unit's lists in list order.
     list_starts: Vec<u32>,
     /// Where such a unit's lists are moved into list order; then swapped with `entries`,
@@ -203,6 +205,7 @@ impl<T: Real> UnitBuffer<T> {
         keep_larger(&mut self.sort_keys, other.sort_keys);
         keep_larger(&mut self.sort_distances, other.sort_distances);
         keep_larger(&mut self.runs, other.runs);
+        keep_larger(&mut self.runs_scratch, other.runs_scratch);
         keep_larger(&mut self.list_starts, other.list_starts);
         keep_larger(&mut self.reordered, other.reordered);
         keep_larger(&mut self.reordered_distances, other.reordered_distances);
