@@ -756,40 +756,47 @@ impl<T: Real> AllImagesSearch<T> {
             .with_min_len(4096)
             .for_each(|(out, w)| *out = w.position.map(T::from_f64));
         let starts = &self.ghost_counts;
-        // Each point owns its range of the ghosts: split both buffers by the offsets.
-        let mut point_ghosts: Vec<(&mut [[T; 3]], &mut [Ghost])> = Vec::with_capacity(n);
-        let (mut rest_points, mut rest_ghosts) = (ghost_points, &mut self.ghosts[..]);
-        for k in 0..n {
-            let len = (starts[k + 1] - starts[k]) as usize;
-            let (p, tail_p) = rest_points.split_at_mut(len);
-            let (g, tail_g) = rest_ghosts.split_at_mut(len);
-            point_ghosts.push((p, g));
-            (rest_points, rest_ghosts) = (tail_p, tail_g);
-        }
-        point_ghosts
-            .par_iter_mut()
-            .zip(self.wrapped.par_iter())
-            .enumerate()
-            .with_min_len(1024)
-            .for_each(|(k, ((out_points, out_ghosts), w))| {
-                let ranges: [(i64, i64); 3] = std::array::from_fn(|a| shift_range(w, a));
-                let mut at = 0;
-                for s0 in ranges[0].0..=ranges[0].1 {
-                    for s1 in ranges[1].0..=ranges[1].1 {
-                        for s2 in ranges[2].0..=ranges[2].1 {
-                            if (s0, s1, s2) == (0, 0, 0) {
-                                continue;
-                            }
-                            let moved = geometry.shift_vector([s0, s1, s2]);
-                            out_points[at] =
-                                std::array::from_fn(|c| T::from_f64(w.position[c] + moved[c]));
-                            out_ghosts[at] = (k as u32, [s0 as i32, s1 as i32, s2 as i32]);
-                            at += 1;
+        let wrapped = &self.wrapped;
+        // Each point owns its range of the ghosts, `starts[k] .. starts[k + 1]` in both
+        // buffers (most points own none: no per-point split of the buffers is made).
+        let (ghost_points, ghost_slots) = (
+            DisjointSlice::new(ghost_points),
+            DisjointSlice::new(&mut self.ghosts[..]),
+        );
+        (0..n).into_par_iter().with_min_len(1024).for_each(|k| {
+            let (start, end) = (starts[k] as usize, starts[k + 1] as usize);
+            if start == end {
+                return;
+            }
+            debug_assert!(start < end && end <= total, "the offsets are a prefix sum");
+            // SAFETY: the ranges `starts[k] .. starts[k + 1]` of the points are disjoint
+            // (an exclusive prefix sum of the counts, checked above to end at `total`,
+            // the length of both buffers), and point `k` is this task's alone.
+            let (out_points, out_ghosts) = unsafe {
+                (
+                    ghost_points.range_mut(start, end - start),
+                    ghost_slots.range_mut(start, end - start),
+                )
+            };
+            let w = &wrapped[k];
+            let ranges: [(i64, i64); 3] = std::array::from_fn(|a| shift_range(w, a));
+            let mut at = 0;
+            for s0 in ranges[0].0..=ranges[0].1 {
+                for s1 in ranges[1].0..=ranges[1].1 {
+                    for s2 in ranges[2].0..=ranges[2].1 {
+                        if (s0, s1, s2) == (0, 0, 0) {
+                            continue;
                         }
+                        let moved = geometry.shift_vector([s0, s1, s2]);
+                        out_points[at] =
+                            std::array::from_fn(|c| T::from_f64(w.position[c] + moved[c]));
+                        out_ghosts[at] = (k as u32, [s0 as i32, s1 as i32, s2 as i32]);
+                        at += 1;
                     }
                 }
-                debug_assert_eq!(at, out_points.len());
-            });
+            }
+            debug_assert_eq!(at, out_points.len());
+        });
         if self.grid.radius().to_f64() != search_radius {
             self.grid = Grid::new(T::from_f64(search_radius))?;
         }
