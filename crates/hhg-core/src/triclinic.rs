@@ -8,6 +8,12 @@
 //! point and an image is mapped to the caller's frame and then decided by one formula on the
 //! caller's own coordinates (see [`AllImagesSearch`]), so the result is exactly what a
 //! brute-force loop over all shifts with that formula reports.
+//!
+//! When twice the grid's radius is below every periodic width (any skew), every image within
+//! the cutoff is the minimum image, its shift `-1`, `0` or `1` per axis: the search then adds
+//! only the images one cell vector up of the points near the lower faces (as
+//! [`crate::periodic::PeriodicSearch`] does), about half the ghosts, and keeps each pair from
+//! its one pair of images with no axis on which both members are shifted.
 
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -547,6 +553,9 @@ pub struct AllImagesSearch<T: Real> {
     counts: Vec<[i64; 3]>,
     /// Whether every count is zero (the points lie in the cell): the shifts need no counts.
     all_inside: bool,
+    /// Whether the last build made the minimum-image ghosts only (twice the grid's radius
+    /// below every periodic width): each ghost's shift is then `0` or `1` per axis.
+    minimum_image: bool,
     /// Per ghost: its point and its shift from the wrapped point.
     ghosts: Vec<Ghost>,
     /// Scratch: the wrapped points (in `f64`), and the points then ghosts (in `T`).
@@ -572,6 +581,7 @@ impl<T: Real> AllImagesSearch<T> {
             points: Vec::new(),
             counts: Vec::new(),
             all_inside: true,
+            minimum_image: false,
             ghosts: Vec::new(),
             wrapped: Vec::new(),
             extended: Vec::new(),
@@ -609,6 +619,14 @@ impl<T: Real> AllImagesSearch<T> {
         self.grid.radius()
     }
 
+    /// Whether the last build took the minimum-image shortcut: twice the grid's radius
+    /// ([`AllImagesSearch::search_radius`], the cutoff plus its rounding margin) was below
+    /// every periodic width, so only the images one cell vector up of the points near the
+    /// lower faces were added. The pairs are the same either way.
+    pub fn minimum_image(&self) -> bool {
+        self.minimum_image
+    }
+
     /// Builds the search over `points` (anywhere; they are wrapped into the cell).
     ///
     /// Fails on a non-finite coordinate, too many points, a point more than
@@ -620,6 +638,7 @@ impl<T: Real> AllImagesSearch<T> {
         self.points.clear();
         self.counts.clear();
         self.ghosts.clear();
+        self.minimum_image = false;
         crate::columns::check_count(points.len())?;
         if let Some(error) = first_non_finite(Points::Aos(points)) {
             return Err(error);
@@ -671,15 +690,24 @@ impl<T: Real> AllImagesSearch<T> {
                 0.0
             }
         });
+        // The minimum image: with twice the search radius below every periodic width, a pair
+        // within the search radius has a fractional difference below one half along each
+        // periodic axis, so its shift is `-1`, `0` or `1` there, and the point whose image is
+        // moved up lies within `reach` of the lower face. The images one cell vector up of
+        // such points then hold one copy of every pair with no axis on which both of its
+        // members are moved (see `canonical`).
+        let minimum_image = (0..3).all(|k| !geometry.periodic[k] || 2.0 * reach[k] < 1.0);
         // The shifts of a point's images within the search radius of the cell, per axis: its
-        // fractional coordinate plus the shift lies in `-reach .. 1 + reach`.
+        // fractional coordinate plus the shift lies in `-reach .. 1 + reach` (in the
+        // minimum-image case only the upper side, `1 .. 1 + reach`).
         let shift_range = move |w: &Wrapped, k: usize| -> (i64, i64) {
             if !geometry.periodic[k] {
                 return (0, 0);
             }
             let f = w.fraction[k];
+            let lowest = (-reach[k] - f).ceil() as i64;
             (
-                (-reach[k] - f).ceil() as i64,
+                if minimum_image { lowest.max(0) } else { lowest },
                 (1.0 + reach[k] - f).floor() as i64,
             )
         };
@@ -728,40 +756,47 @@ impl<T: Real> AllImagesSearch<T> {
             .with_min_len(4096)
             .for_each(|(out, w)| *out = w.position.map(T::from_f64));
         let starts = &self.ghost_counts;
-        // Each point owns its range of the ghosts: split both buffers by the offsets.
-        let mut point_ghosts: Vec<(&mut [[T; 3]], &mut [Ghost])> = Vec::with_capacity(n);
-        let (mut rest_points, mut rest_ghosts) = (ghost_points, &mut self.ghosts[..]);
-        for k in 0..n {
-            let len = (starts[k + 1] - starts[k]) as usize;
-            let (p, tail_p) = rest_points.split_at_mut(len);
-            let (g, tail_g) = rest_ghosts.split_at_mut(len);
-            point_ghosts.push((p, g));
-            (rest_points, rest_ghosts) = (tail_p, tail_g);
-        }
-        point_ghosts
-            .par_iter_mut()
-            .zip(self.wrapped.par_iter())
-            .enumerate()
-            .with_min_len(1024)
-            .for_each(|(k, ((out_points, out_ghosts), w))| {
-                let ranges: [(i64, i64); 3] = std::array::from_fn(|a| shift_range(w, a));
-                let mut at = 0;
-                for s0 in ranges[0].0..=ranges[0].1 {
-                    for s1 in ranges[1].0..=ranges[1].1 {
-                        for s2 in ranges[2].0..=ranges[2].1 {
-                            if (s0, s1, s2) == (0, 0, 0) {
-                                continue;
-                            }
-                            let moved = geometry.shift_vector([s0, s1, s2]);
-                            out_points[at] =
-                                std::array::from_fn(|c| T::from_f64(w.position[c] + moved[c]));
-                            out_ghosts[at] = (k as u32, [s0 as i32, s1 as i32, s2 as i32]);
-                            at += 1;
+        let wrapped = &self.wrapped;
+        // Each point owns its range of the ghosts, `starts[k] .. starts[k + 1]` in both
+        // buffers (most points own none: no per-point split of the buffers is made).
+        let (ghost_points, ghost_slots) = (
+            DisjointSlice::new(ghost_points),
+            DisjointSlice::new(&mut self.ghosts[..]),
+        );
+        (0..n).into_par_iter().with_min_len(1024).for_each(|k| {
+            let (start, end) = (starts[k] as usize, starts[k + 1] as usize);
+            if start == end {
+                return;
+            }
+            debug_assert!(start < end && end <= total, "the offsets are a prefix sum");
+            // SAFETY: the ranges `starts[k] .. starts[k + 1]` of the points are disjoint
+            // (an exclusive prefix sum of the counts, checked above to end at `total`,
+            // the length of both buffers), and point `k` is this task's alone.
+            let (out_points, out_ghosts) = unsafe {
+                (
+                    ghost_points.range_mut(start, end - start),
+                    ghost_slots.range_mut(start, end - start),
+                )
+            };
+            let w = &wrapped[k];
+            let ranges: [(i64, i64); 3] = std::array::from_fn(|a| shift_range(w, a));
+            let mut at = 0;
+            for s0 in ranges[0].0..=ranges[0].1 {
+                for s1 in ranges[1].0..=ranges[1].1 {
+                    for s2 in ranges[2].0..=ranges[2].1 {
+                        if (s0, s1, s2) == (0, 0, 0) {
+                            continue;
                         }
+                        let moved = geometry.shift_vector([s0, s1, s2]);
+                        out_points[at] =
+                            std::array::from_fn(|c| T::from_f64(w.position[c] + moved[c]));
+                        out_ghosts[at] = (k as u32, [s0 as i32, s1 as i32, s2 as i32]);
+                        at += 1;
                     }
                 }
-                debug_assert_eq!(at, out_points.len());
-            });
+            }
+            debug_assert_eq!(at, out_points.len());
+        });
         if self.grid.radius().to_f64() != search_radius {
             self.grid = Grid::new(T::from_f64(search_radius))?;
         }
@@ -783,6 +818,7 @@ impl<T: Real> AllImagesSearch<T> {
         self.points.extend_from_slice(points);
         self.counts.extend(self.wrapped.iter().map(|w| w.count));
         self.all_inside = self.counts.par_iter().all(|c| *c == [0; 3]);
+        self.minimum_image = minimum_image;
         Ok(())
     }
 
@@ -1083,6 +1119,9 @@ impl<T: Real> AllImagesSearch<T> {
         if (b as usize) < n {
             return Some(([a, b], [0; 3]));
         }
+        if self.minimum_image {
+            return self.minimum_image_canonical(a, b);
+        }
         if (a as usize) >= n {
             return None;
         }
@@ -1096,6 +1135,32 @@ impl<T: Real> AllImagesSearch<T> {
             return None;
         }
         Some(([i, j], inner))
+    }
+
+    /// [`AllImagesSearch::canonical`] for the minimum-image ghosts (each shifted by `0` or `1`
+    /// cell vector per axis) of the grid's pair `[a, b]`, `b` a ghost: the pair of the two
+    /// original points, with the inner shift `sb - sa` from the smaller one, kept from its
+    /// one copy with no axis on which both members are shifted (the other copies are the
+    /// same two points moved up together).
+    #[inline(always)]
+    fn minimum_image_canonical(&self, a: u32, b: u32) -> Option<([u32; 2], [i32; 3])> {
+        let n = self.points.len();
+        let (ob, sb) = self.ghosts[b as usize - n];
+        let (oa, sa) = match (a as usize).checked_sub(n) {
+            Some(g) => self.ghosts[g],
+            None => (a, [0; 3]),
+        };
+        if (sa[0] & sb[0]) | (sa[1] & sb[1]) | (sa[2] & sb[2]) != 0 || oa == ob {
+            // A copy moved up on a shared axis, or (never within the search radius, whose
+            // double is below every width) a point and its own image.
+            return None;
+        }
+        let inner = std::array::from_fn(|k| sb[k] - sa[k]);
+        Some(if oa < ob {
+            ([oa, ob], inner)
+        } else {
+            ([ob, oa], inner.map(|s| -s))
+        })
     }
 
     /// The shift of the pair `(i, j)` for the caller's positions, from its inner shift: the

@@ -597,7 +597,56 @@ fn points_on_faces<T: TestReal>() {
     }
 }
 
+/// The cutoff just below and just above half the narrowest width, in orthorhombic and
+/// skewed cells, periodic on all axes or on two, with points inside and outside the cell:
+/// below, the build takes the minimum-image shortcut (one-sided ghosts), above it makes every
+/// image, and both give the brute force's pairs, distances and vectors.
+fn both_sides_of_the_minimum_image_switch<T: TestReal>() {
+    let mut rng = SplitMix64::new(0x7121_0009);
+    let cells = [
+        [[4.0, 0.0, 0.0], [0.0, 5.0, 0.0], [0.0, 0.0, 6.0]],
+        random_cell(&mut rng, 4.0, 6.0, 0.4),
+        random_cell(&mut rng, 4.0, 6.0, 1.2),
+    ];
+    for (c, cell) in cells.into_iter().enumerate() {
+        for periodic in [[true; 3], [true, false, true]] {
+            let domain = TriclinicBox {
+                vectors: to_t::<T>(cell),
+                periodic,
+            };
+            let narrowest = domain
+                .widths()
+                .unwrap()
+                .into_iter()
+                .zip(periodic)
+                .filter(|&(_, p)| p)
+                .fold(f64::INFINITY, |m, (w, _)| m.min(w));
+            for spread in [0.0, 2.0] {
+                let points = points_in::<T>(&mut rng, cell, periodic, 90, spread);
+                for factor in [0.95, 0.999, 1.001, 1.05] {
+                    let cutoff = T::from_f64(narrowest / 2.0 * factor);
+                    let mut search = AllImagesSearch::new(cutoff, domain).unwrap();
+                    search.build(&points).unwrap();
+                    assert_eq!(
+                        search.minimum_image(),
+                        factor < 1.0,
+                        "cell {c}, {periodic:?}, factor {factor}: the wrong side of the switch"
+                    );
+                    let found = check(
+                        &format!("cell {c}, {periodic:?}, spread {spread}, factor {factor}"),
+                        &points,
+                        cutoff,
+                        domain,
+                    );
+                    assert!(found > 50, "cell {c}, factor {factor}: only {found} pairs");
+                }
+            }
+        }
+    }
+}
+
 for_both_precisions!(
+    both_sides_of_the_minimum_image_switch,
     borderline_pairs,
     points_on_faces,
     skewed_cells,

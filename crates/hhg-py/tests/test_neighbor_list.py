@@ -83,6 +83,32 @@ def test_small_triclinic_cell(cutoff, full_list, dtype):
     assert len(keys) < len(i), "several shifts for the same i, j"
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("full_list", [False, True])
+@pytest.mark.parametrize("outside", [False, True])
+@pytest.mark.parametrize("factor", [0.98, 1.02])
+@pytest.mark.parametrize("kind", ["orthorhombic", "triclinic"])
+def test_both_sides_of_the_minimum_image_switch(kind, factor, outside, full_list, dtype):
+    """A cutoff just below half the narrowest width (the minimum-image search, one-sided
+    ghosts) and just above it (every image), with points in the cell or spread over three
+    cells either way: the oracle's pairs, shifts, distances and vectors, sorted or not."""
+    rng = np.random.default_rng(9)
+    box = random_cell(rng, kind, 3.0)
+    spread = (-1.0, 2.0) if outside else (0.0, 1.0)
+    points = rng.uniform(*spread, (160, 3)) @ box
+    cutoff = cell_widths(box).min() / 2.0 * factor
+    count = check_against_oracle(points, box, True, cutoff, full_list, dtype)
+    assert count > 100
+    i, j, S = hhg.NeighborList(cutoff, full_list).compute(
+        np.asarray(points, dtype=dtype), np.asarray(box, dtype=dtype), True, "ijS"
+    )
+    si, sj, sS = hhg.NeighborList(cutoff, full_list, sorted=True).compute(
+        np.asarray(points, dtype=dtype), np.asarray(box, dtype=dtype), True, "ijS"
+    )
+    triples = sorted(zip(i.tolist(), j.tolist(), map(tuple, S.tolist())))
+    assert list(zip(si.tolist(), sj.tolist(), map(tuple, sS.tolist()))) == triples
+
+
 @pytest.mark.parametrize("full_list", [False, True])
 def test_mixed_periodicity_and_points_outside(full_list):
     rng = np.random.default_rng(4)
