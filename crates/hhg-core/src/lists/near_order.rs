@@ -319,8 +319,7 @@ impl<T: Real> UnitBuffer<T> {
             return;
         }
         // Lists gathered for consecutive slots move as one piece (about three lists on
-        // `drift`): indices, not iterators of options, keep the loop at a few instructions
-        // per list (it took 54 per point besides the copies).
+        // `drift`, one copy each).
         let starts = &self.list_starts;
         let slots = &self.slots;
         let mut from = 0usize;
@@ -419,18 +418,15 @@ fn radix_sort_runs(runs: &mut Vec<(u32, u32)>, scratch: &mut Vec<(u32, u32)>) {
 
 #[cfg(test)]
 mod tests {
+    use hhg_testkit::SplitMix64;
+
     use super::*;
 
     /// Runs as the pass makes them: disjoint, of lengths 1-4, in an order that mostly
     /// ascends with a share of runs moved up to `reach` positions away.
     fn shuffled_runs(count: usize, moved_every: usize, reach: u32, seed: u64) -> Vec<(u32, u32)> {
-        let mut state = seed;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) as u32
-        };
+        let mut rng = SplitMix64::new(seed);
+        let mut next = move || (rng.next_u64() >> 32) as u32;
         let mut start = 1_000_000u32;
         let mut runs: Vec<(u32, u32)> = (0..count)
             .map(|_| {
