@@ -453,6 +453,84 @@ impl<T: Real> Grid<T> {
         Ok(())
     }
 
+    /// The work units' count: how many buffers [`Grid::pairs_by_unit`] hands out (0 for an
+    /// empty grid).
+    pub(crate) fn unit_count(&self) -> usize {
+        if self.table.is_some() {
+            self.units.len()
+        } else {
+            0
+        }
+    }
+
+    /// Gathers the unique pairs of each work unit (`[i, j]`, `i < j` in the caller's
+    /// numbering, with their squared distances when `with_distances`, else an empty slice)
+    /// into the unit's buffer of `scratch`, and hands them at once, still in cache, to
+    /// `visit(state, pairs, distances)` with the unit's own entry of `states` (one per unit,
+    /// [`Grid::unit_count`]), in parallel. The units in order list the same pairs as
+    /// [`Grid::pairs`], so a caller that filters the candidates into per-unit outputs needs
+    /// neither the list of all candidates nor its copy.
+    ///
+    /// Fails like [`Grid::pairs`] (a unit's buffer past the cap or without memory); the
+    /// states of the units that did not fail have then been visited.
+    pub(crate) fn pairs_by_unit<S: Send>(
+        &self,
+        scratch: &mut PairList<T>,
+        with_distances: bool,
+        states: &mut [S],
+        visit: impl Fn(&mut S, &[[u32; 2]], &[T]) + Sync,
+    ) -> Result<(), Error> {
+        match self.kernel {
+            Kernel::Simd => {
+                self.pairs_by_unit_with::<SimdKernel, S>(scratch, with_distances, states, visit)
+            }
+            Kernel::Scalar => {
+                self.pairs_by_unit_with::<ScalarKernel, S>(scratch, with_distances, states, visit)
+            }
+        }
+    }
+
+    /// [`Grid::pairs_by_unit`] with kernel `K`.
+    fn pairs_by_unit_with<K: MaskKernel, S: Send>(
+        &self,
+        scratch: &mut PairList<T>,
+        with_distances: bool,
+        states: &mut [S],
+        visit: impl Fn(&mut S, &[[u32; 2]], &[T]) + Sync,
+    ) -> Result<(), Error> {
+        let Some(table) = self.table.as_ref() else {
+            return Ok(());
+        };
+        let units = self.units.len();
+        assert_eq!(states.len(), units, "one state per work unit");
+        if scratch.unit_pairs.len() < units {
+            try_reserve_total(&mut scratch.unit_pairs, units, "the work units' pairs")?;
+            scratch.unit_pairs.resize_with(units, UnitPairs::default);
+        }
+        scratch.pairs.clear();
+        scratch.distances.clear();
+        let build = self.run_time_build::<K>();
+        let cap = scratch.cap();
+        self.units
+            .par_iter()
+            .zip(scratch.unit_pairs[..units].par_iter_mut())
+            .zip(states.par_iter_mut())
+            .for_each(|((&unit, buffer), state)| {
+                let task = PairTask { table, unit, cap };
+                self.run_task::<K, _>(&task, buffer, with_distances, build);
+                if buffer.failure.is_none() {
+                    visit(state, &buffer.pairs, &buffer.distances);
+                }
+            });
+        match scratch.unit_pairs[..units]
+            .iter_mut()
+            .find_map(|buffer| buffer.failure.take())
+        {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+
     /// Pass 1 of the pairs: each work unit gathers its pairs into its own buffer of `out`,
     /// then `out.unit_offsets` gets each unit's first place in the output. Returns the pair
     /// count (`None` for an empty grid).

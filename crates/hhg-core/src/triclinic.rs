@@ -260,12 +260,36 @@ impl CellGeometry {
     }
 }
 
+/// What the wrap of all points finds besides the wrapped points.
+#[derive(Clone, Copy, Debug, Default)]
+struct WrapSummary {
+    /// The largest absolute coordinate of the caller's points.
+    largest_input: f64,
+    /// The largest absolute coordinate of the wrapped points.
+    largest_wrapped: f64,
+    /// Whether some point lies outside the cell (a nonzero wrap count).
+    outside: bool,
+    /// The first point that cannot be wrapped.
+    first_failure: Option<usize>,
+}
+
+impl WrapSummary {
+    /// The summary of two parts of the points.
+    fn merge(self, other: Self) -> Self {
+        Self {
+            largest_input: self.largest_input.max(other.largest_input),
+            largest_wrapped: self.largest_wrapped.max(other.largest_wrapped),
+            outside: self.outside | other.outside,
+            first_failure: match (self.first_failure, other.first_failure) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+        }
+    }
+}
+
 /// A ghost image: its point and its shift (in cell vectors) from the wrapped point.
 type Ghost = (u32, [i32; 3]);
-
-/// Candidate pairs per block of the filtering pass (each block keeps its accepted pairs in
-/// buffers of its own, sized for a whole block once and reused).
-const CANDIDATE_BLOCK: usize = 1 << 14;
 
 /// Pairs per task of the parallel output passes.
 const OUTPUT_TASK: usize = 1 << 13;
@@ -319,7 +343,7 @@ impl Accepted {
     }
 }
 
-/// The pairs the filtering pass accepted from one block of candidates, in the grid's order:
+/// The pairs the filtering pass accepted from one work unit's candidates, in the grid's order:
 /// each pair `(i, j)`, and where an output needs them its inner shift (the shift of `j`'s
 /// image from `i`'s wrapped position, see [`AllImagesSearch::caller_shift`]) and the rule's
 /// squared distance. The outputs are written from these, so no accepted pair is found and
@@ -360,7 +384,7 @@ pub struct ImagePairList<T: Real> {
     without_vectors: bool,
     /// The pairs of points and images the grid finds (scratch).
     candidates: PairList<T>,
-    /// The accepted pairs of each block of candidates, in the grid's order (scratch).
+    /// The accepted pairs of each work unit's candidates, in the grid's order (scratch).
     blocks: Vec<KeptBlock>,
     /// The accepted pairs in their final order, before they are written out (scratch).
     accepted: Vec<Accepted>,
@@ -645,22 +669,47 @@ impl<T: Real> AllImagesSearch<T> {
         }
         let geometry = self.geometry;
         let n = points.len();
-        self.wrapped.clear();
+        // One parallel pass wraps the points, writes them (in `T`) as the first `n` points
+        // of the grid's input, and gathers what the rest of the build needs: the largest
+        // coordinates before and after the wrap (for the rounding margin), whether every
+        // point lies in the cell, and the first point that cannot be wrapped. Every entry of
+        // both buffers is overwritten (only their growth is written by `resize`).
         self.wrapped.resize(n, Wrapped::default());
-        let failed = self
+        self.extended.resize(n, [T::default(); 3]);
+        let extent = |p: &[f64; 3]| p.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let summary = self
             .wrapped
             .par_iter_mut()
+            .zip(self.extended.par_iter_mut())
             .zip(points.par_iter())
+            .enumerate()
             .with_min_len(4096)
-            .map(|(out, p)| match geometry.wrap(p.map(T::to_f64)) {
-                Ok(wrapped) => {
-                    *out = wrapped;
-                    None
-                }
-                Err(error) => Some(error),
-            })
-            .position_first(|e| e.is_some());
-        if let Some(index) = failed {
+            .fold(
+                WrapSummary::default,
+                |mut summary, (index, ((out, original), p))| {
+                    let p = p.map(T::to_f64);
+                    match geometry.wrap(p) {
+                        Ok(wrapped) => {
+                            summary.largest_input = summary.largest_input.max(extent(&p));
+                            summary.largest_wrapped =
+                                summary.largest_wrapped.max(extent(&wrapped.position));
+                            summary.outside |= wrapped.count != [0; 3];
+                            *original = wrapped.position.map(T::from_f64);
+                            *out = wrapped;
+                        }
+                        Err(_) => {
+                            summary.first_failure = Some(
+                                summary
+                                    .first_failure
+                                    .map_or(index, |first: usize| first.min(index)),
+                            );
+                        }
+                    }
+                    summary
+                },
+            )
+            .reduce(WrapSummary::default, WrapSummary::merge);
+        if let Some(index) = summary.first_failure {
             let (axis, images) = geometry
                 .wrap(points[index].map(T::to_f64))
                 .expect_err("the point was just refused");
@@ -672,16 +721,7 @@ impl<T: Real> AllImagesSearch<T> {
                 limit: MAX_IMAGES as f64,
             });
         }
-        let extent = |p: &[f64; 3]| p.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let largest_input = points
-            .par_iter()
-            .map(|p| extent(&p.map(T::to_f64)))
-            .reduce(|| 0.0, f64::max);
-        let largest_wrapped = self
-            .wrapped
-            .par_iter()
-            .map(|w| extent(&w.position))
-            .reduce(|| 0.0, f64::max);
+        let (largest_input, largest_wrapped) = (summary.largest_input, summary.largest_wrapped);
         let search_radius = self.search_radius_for(largest_input, largest_wrapped)?;
         let reach: [f64; 3] = std::array::from_fn(|k| {
             if geometry.periodic[k] {
@@ -720,8 +760,9 @@ impl<T: Real> AllImagesSearch<T> {
                 .product::<u64>()
                 - 1
         };
-        self.ghost_counts.clear();
+        // The first `n` counts are overwritten below; the last is the sum's end.
         self.ghost_counts.resize(n + 1, 0);
+        self.ghost_counts[n] = 0;
         self.ghost_counts[..n]
             .par_iter_mut()
             .zip(self.wrapped.par_iter())
@@ -746,15 +787,10 @@ impl<T: Real> AllImagesSearch<T> {
         }
         let total = total as usize;
         // Points, then each point's ghosts in point order (the same whatever the threads).
-        self.extended.clear();
+        // The ghosts' entries are overwritten below (only the growth is written here).
         self.extended.resize(n + total, [T::default(); 3]);
         self.ghosts.resize(total, (0, [0; 3]));
-        let (originals, ghost_points) = self.extended.split_at_mut(n);
-        originals
-            .par_iter_mut()
-            .zip(self.wrapped.par_iter())
-            .with_min_len(4096)
-            .for_each(|(out, w)| *out = w.position.map(T::from_f64));
+        let ghost_points = &mut self.extended[n..];
         let starts = &self.ghost_counts;
         let wrapped = &self.wrapped;
         // Each point owns its range of the ghosts, `starts[k] .. starts[k + 1]` in both
@@ -816,8 +852,11 @@ impl<T: Real> AllImagesSearch<T> {
             });
         }
         self.points.extend_from_slice(points);
-        self.counts.extend(self.wrapped.iter().map(|w| w.count));
-        self.all_inside = self.counts.par_iter().all(|c| *c == [0; 3]);
+        // The wrap counts are only read when some point lies outside the cell.
+        self.all_inside = !summary.outside;
+        if !self.all_inside {
+            self.counts.extend(self.wrapped.iter().map(|w| w.count));
+        }
         self.minimum_image = minimum_image;
         Ok(())
     }
@@ -955,13 +994,6 @@ impl<T: Real> AllImagesSearch<T> {
         } else {
             None
         };
-        if sure.is_some() {
-            self.grid.pairs_with_distances(candidates)?;
-        } else {
-            self.grid.pairs(candidates)?;
-        }
-        let found = candidates.pairs();
-        let grid_distances = candidates.distances_squared();
         let cutoff = self.cutoff.to_f64();
         let limit = cutoff * cutoff;
         let sorted = *order == PairOrder::Sorted;
@@ -971,47 +1003,53 @@ impl<T: Real> AllImagesSearch<T> {
         let keep_shifts =
             sorted || !*without_vectors || columns.as_deref().is_none_or(|c| c.with_shifts);
         let keep_distances = !*without_distances;
-        // Pass 1: each block of candidates keeps the pairs it accepts, in the grid's order,
-        // with what the outputs need (a block's buffers hold a whole block, so they are
-        // allocated once and reused).
-        let block_count = found.len().div_ceil(CANDIDATE_BLOCK);
-        blocks.truncate(block_count);
-        blocks.resize_with(block_count, KeptBlock::default);
-        blocks.par_iter_mut().enumerate().for_each(|(b, kept)| {
-            let start = b * CANDIDATE_BLOCK;
-            let end = found.len().min(start + CANDIDATE_BLOCK);
+        // Pass 1: each work unit of the grid hands its candidates, still in cache, to the
+        // filter, which keeps the pairs it accepts in the unit's block, in the grid's order,
+        // with what the outputs need (the blocks' buffers are reused from call to call).
+        let unit_count = self.grid.unit_count();
+        blocks.truncate(unit_count);
+        blocks.resize_with(unit_count, KeptBlock::default);
+        let filter = |kept: &mut KeptBlock, found: &[[u32; 2]], grid_distances: &[T]| {
             kept.pairs.clear();
-            kept.pairs.reserve(end - start);
+            kept.pairs.reserve(found.len());
             kept.inner_shifts.clear();
             if keep_shifts {
-                kept.inner_shifts.reserve(end - start);
+                kept.inner_shifts.reserve(found.len());
             }
             kept.distances_squared.clear();
             if keep_distances {
-                kept.distances_squared.reserve(end - start);
+                kept.distances_squared.reserve(found.len());
             }
-            if let (Some(sure), Some(d2), false, false) =
-                (sure, grid_distances, keep_shifts, keep_distances)
-            {
+            if let (Some(sure), false, false) = (sure, keep_shifts, keep_distances) {
                 // The binding's common case, `i` and `j` only: the grid's distance decides
                 // all but the pairs in the band around the cutoff, and only `(i, j)` is kept.
-                for (&candidate, &d2) in found[start..end].iter().zip(&d2[start..end]) {
+                // Most candidates are two original points well inside: kept as they are,
+                // into a local vector (its length stays in a register).
+                let n = self.points.len() as u32;
+                let sure_in_t = sure_below_in(sure);
+                let mut out = std::mem::take(&mut kept.pairs);
+                for (&candidate, &d2) in found.iter().zip(grid_distances) {
+                    if candidate[1] < n && d2 <= sure_in_t {
+                        out.push(candidate);
+                        continue;
+                    }
                     let Some((pair, inner)) = self.canonical(candidate) else {
                         continue;
                     };
                     if d2.to_f64() <= sure || self.rule_distance_squared(pair, inner) <= limit {
-                        kept.pairs.push(pair);
+                        out.push(pair);
                     }
                 }
+                kept.pairs = out;
                 return;
             }
-            for k in start..end {
-                let Some((pair, inner)) = self.canonical(found[k]) else {
+            for (k, &candidate) in found.iter().enumerate() {
+                let Some((pair, inner)) = self.canonical(candidate) else {
                     continue;
                 };
-                let distance_squared = match (sure, grid_distances) {
+                let distance_squared = match sure {
                     // `sure` is only set when no distance is asked for.
-                    (Some(sure), Some(d2)) if d2[k].to_f64() <= sure => None,
+                    Some(sure) if grid_distances[k].to_f64() <= sure => None,
                     _ => {
                         let d2 = self.rule_distance_squared(pair, inner);
                         if d2 > limit {
@@ -1029,7 +1067,9 @@ impl<T: Real> AllImagesSearch<T> {
                         .push(distance_squared.expect("the rule decided every pair"));
                 }
             }
-        });
+        };
+        self.grid
+            .pairs_by_unit(candidates, sure.is_some(), blocks, filter)?;
         let full = set == PairSet::Full;
         // The pair `at` of a block, with its shift for the caller's positions.
         let pair_of = |kept: &KeptBlock, at: usize| {
@@ -1462,6 +1502,27 @@ fn columns_from_sorted<I: PairIndex>(
             .unzip_into_vecs(&mut columns.i, &mut columns.j);
     }
     Ok(())
+}
+
+/// The largest value of `T` at or below `sure` (so that `d2 <= sure_below_in(sure)` in `T`
+/// implies `d2 <= sure` in `f64`; `0` when none is).
+fn sure_below_in<T: Real>(sure: f64) -> T {
+    let rounded = T::from_f64(sure);
+    if rounded.to_f64() <= sure {
+        return rounded;
+    }
+    // Rounded up: step down by the precision's relative unit (twice, to be clear of it).
+    let unit = if size_of::<T>() == 4 {
+        f64::from(f32::EPSILON)
+    } else {
+        f64::EPSILON
+    };
+    let lower = T::from_f64(sure * (1.0 - 2.0 * unit));
+    if lower.to_f64() <= sure {
+        lower
+    } else {
+        T::default()
+    }
 }
 
 /// The error of a pair whose shift does not fit in 32 bits.
