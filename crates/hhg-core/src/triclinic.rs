@@ -745,11 +745,14 @@ impl<T: Real> AllImagesSearch<T> {
                 return (0, 0);
             }
             let f = w.fraction[k];
+            if minimum_image {
+                // With `0 <= f < 1` and `reach < 1/2`, `ceil(-reach - f)` is `-1` or `0`
+                // (raised to `0`: the upper side only) and `floor((1 + reach) - f)` is `0` or
+                // `1`, decided here without the rounding calls.
+                return (0, i64::from(1.0 + reach[k] - f >= 1.0));
+            }
             let lowest = (-reach[k] - f).ceil() as i64;
-            (
-                if minimum_image { lowest.max(0) } else { lowest },
-                (1.0 + reach[k] - f).floor() as i64,
-            )
+            (lowest, (1.0 + reach[k] - f).floor() as i64)
         };
         let image_count = move |w: &Wrapped| -> u64 {
             (0..3)
