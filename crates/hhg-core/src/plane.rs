@@ -26,6 +26,8 @@
 //! # Ok::<(), hhg_core::Error>(())
 //! ```
 
+use std::sync::Mutex;
+
 use rayon::prelude::*;
 use wide::{f64x4, i64x4};
 
@@ -433,6 +435,18 @@ pub struct Grid2<T: Real> {
     /// The bucket of each point, in the caller's numbering.
     keys: Vec<u32>,
     sort_scratch: SortScratch,
+    /// The list pass's buffers, kept across calls (behind a lock, as the searches borrow the
+    /// grid shared): a repeated search reuses them instead of faulting in fresh pages.
+    scratch: Mutex<ListScratch>,
+}
+
+/// The buffers of [`Grid2::neighbor_lists`].
+#[derive(Debug, Default)]
+struct ListScratch {
+    /// One buffer per work unit.
+    units: Vec<UnitLists>,
+    /// Per caller index: the unit holding its list, the list's start there and its length.
+    places: Vec<[u32; 3]>,
 }
 
 impl<T: Real> Grid2<T> {
@@ -454,6 +468,7 @@ impl<T: Real> Grid2<T> {
             units: Vec::new(),
             keys: Vec::new(),
             sort_scratch: SortScratch::default(),
+            scratch: Mutex::default(),
         })
     }
 
@@ -665,7 +680,8 @@ impl<T: Real> Grid2<T> {
 
     /// The neighbour lists of every point in CSR form, numbered as the caller numbered the
     /// points: list `i` holds every `j != i` within the radius of point `i`, ascending; no
-    /// distances.
+    /// distances. The pass's buffers stay in the grid for the next call (calls on one grid
+    /// from several threads at once take turns).
     ///
     /// Fails with [`Error::OutOfMemory`] or [`Error::OutputTooLarge`] (see
     /// [`NeighborLists::set_max_entries`]) and then leaves no list.
@@ -674,18 +690,22 @@ impl<T: Real> Grid2<T> {
         let Some(table) = self.table else {
             return lists.assign_with(0, |_| 0, |_, _| {});
         };
-        let buffers: Vec<UnitLists> = self
-            .units
-            .par_iter()
-            .map(|&unit| self.unit_lists(&table, unit))
-            .collect();
+        // A poisoned lock only means a panic in an earlier call: the scratch is rewritten here.
+        let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let ListScratch { units, places } = &mut *scratch;
+        units.resize_with(self.units.len(), UnitLists::default);
+        units
+            .par_iter_mut()
+            .zip(&self.units)
+            .for_each(|(buffer, &unit)| self.unit_lists(&table, unit, buffer));
+        let buffers = &units[..self.units.len()];
         // Where each caller index's list lies: its unit, its start in the unit and its length.
-        let mut places = vec![[0u32; 3]; n];
+        places.resize(n, [0; 3]);
         {
-            let shared = DisjointSlice::new(&mut places);
+            let shared = DisjointSlice::new(&mut places[..n]);
             self.units
                 .par_iter()
-                .zip(&buffers)
+                .zip(buffers)
                 .enumerate()
                 .for_each(|(u, (unit, buffer))| {
                     let first = self.starts[unit.0 as usize] as usize;
@@ -700,6 +720,7 @@ impl<T: Real> Grid2<T> {
                     }
                 });
         }
+        let places: &[[u32; 3]] = &places[..n];
         lists.assign_with(
             n,
             |i| places[i][2] as usize,
@@ -712,15 +733,9 @@ impl<T: Real> Grid2<T> {
     }
 
     /// The lists of the points of buckets `unit.0..unit.1`, in sorted position order.
-    fn unit_lists(&self, table: &PlaneTable, unit: (u32, u32)) -> UnitLists {
-        let (first, last) = (
-            self.starts[unit.0 as usize] as usize,
-            self.starts[unit.1 as usize] as usize,
-        );
-        let mut out = UnitLists {
-            entries: Vec::with_capacity((last - first) * 16),
-            ends: Vec::with_capacity(last - first),
-        };
+    fn unit_lists(&self, table: &PlaneTable, unit: (u32, u32), out: &mut UnitLists) {
+        out.entries.clear();
+        out.ends.clear();
         for b in unit.0..unit.1 {
             let (s, e) = (self.starts[b as usize], self.starts[b as usize + 1]);
             if s == e {
@@ -741,7 +756,6 @@ impl<T: Real> Grid2<T> {
                 out.ends.push(out.entries.len() as u32);
             }
         }
-        out
     }
 
     /// The neighbour lists of query points not in the set, in CSR form: list `q` holds every

@@ -281,8 +281,12 @@ fn rebuilds<T: TestReal>() {
     let mut rng = SplitMix64::new(31);
     let radius = T::from_f64(1.0);
     let mut grid = Grid2::new(radius).unwrap();
+    let mut lists = NeighborLists::default();
     grid.build(&uniform::<T>(&mut rng, 3000, [0.0, 0.0], [20.0, 20.0]))
         .unwrap();
+    grid.neighbor_lists(&mut lists).unwrap();
+    // Fewer points and fewer work units: the list pass's buffers kept from the call before
+    // are longer than needed.
     let fewer = uniform::<T>(&mut rng, 500, [5.0, 5.0], [12.0, 12.0]);
     grid.build(&fewer).unwrap();
     let mut pairs = PairList::default();
@@ -290,11 +294,19 @@ fn rebuilds<T: TestReal>() {
     let mut sorted = pairs.pairs().to_vec();
     sorted.sort_unstable();
     assert_eq!(sorted, brute_pairs(&fewer, radius));
+    grid.neighbor_lists(&mut lists).unwrap();
+    assert_eq!(lists.len(), fewer.len());
+    for (i, &p) in fewer.iter().enumerate() {
+        assert_eq!(
+            lists.neighbors(i),
+            brute_list(&fewer, p, radius, i),
+            "list {i}"
+        );
+    }
     grid.build(&[]).unwrap();
     assert!(grid.is_empty());
     grid.pairs(&mut pairs).unwrap();
     assert!(pairs.is_empty());
-    let mut lists = NeighborLists::default();
     grid.neighbor_lists(&mut lists).unwrap();
     assert_eq!(lists.len(), 0);
 }
