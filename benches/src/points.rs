@@ -74,6 +74,7 @@ pub fn run_points(
     let data = SceneData {
         points: points.to_vec(),
         radius: run.radius,
+        plane: false,
         radii: None,
         periodic: None,
         solver_order: None,

@@ -22,6 +22,9 @@ pub const RADIUS: f32 = 1.0;
 /// The expected neighbour count of the uniform scene away from its faces.
 pub const UNIFORM_NEIGHBORS: f64 = 40.0;
 
+/// The expected neighbour count of the 2-D uniform scene away from its edges.
+pub const UNIFORM2D_NEIGHBORS: f64 = 25.0;
+
 /// The average neighbour count the clustered scene is tuned for.
 pub const CLUSTERED_NEIGHBORS: f64 = 30.0;
 
@@ -111,6 +114,12 @@ pub enum Scene {
     /// to [`VARIABLE_MAX_RADIUS`] (seven levels of the hierarchy instead of four). Declared
     /// last so that the other scenes keep their seeds.
     Variable100,
+    /// Points uniform in a square in the plane `z = 0`, about [`UNIFORM2D_NEIGHBORS`]
+    /// neighbours per point (issue 25): hhg runs its plane grid (`hhg_core::plane::Grid2`) and
+    /// kiddo its 2-D tree on them. Not among [`Scene::ALL`] (the default runs); named on the
+    /// command line (`--scene uniform2d`). Declared last so that the other scenes keep their
+    /// seeds.
+    Uniform2d,
 }
 
 /// The points of a generated scene and its radius rule.
@@ -120,6 +129,9 @@ pub struct SceneData {
     pub points: Vec<[f32; 3]>,
     /// The search radius of a fixed-radius scene; the largest radius of a variable one.
     pub radius: f32,
+    /// Whether every point lies in the plane `z = 0` and the engines may search in 2-D (the
+    /// 2-D scenes).
+    pub plane: bool,
     /// One radius per point for the variable-radius scene, `None` for fixed-radius ones.
     pub radii: Option<Vec<f32>>,
     /// The edge lengths of the periodic box `0..L` of the periodic scene (every point lies
@@ -161,6 +173,7 @@ impl Scene {
             Scene::Variable => "variable",
             Scene::Variable100 => "variable100",
             Scene::Sph => "sph",
+            Scene::Uniform2d => "uniform2d",
         }
     }
 
@@ -178,6 +191,11 @@ impl Scene {
     /// Whether every engine and hashing scheme can run on the scene: one radius, open space.
     pub fn is_plain(self) -> bool {
         !self.is_variable() && !self.is_periodic()
+    }
+
+    /// Whether the scene lies in the plane `z = 0`, searched in 2-D where an engine can.
+    pub fn is_plane(self) -> bool {
+        self == Scene::Uniform2d
     }
 
     /// Whether the points have radii of their own.
@@ -217,6 +235,7 @@ impl Scene {
             return SceneData {
                 points,
                 radius: VARIABLE_MAX_RADIUS,
+                plane: false,
                 radii: Some(radii),
                 periodic: None,
                 solver_order: None,
@@ -227,6 +246,7 @@ impl Scene {
             return SceneData {
                 points,
                 radius,
+                plane: false,
                 radii: None,
                 periodic: None,
                 solver_order: Some(solver_order),
@@ -235,6 +255,7 @@ impl Scene {
         SceneData {
             points: self.generate(n, seed),
             radius: RADIUS,
+            plane: self.is_plane(),
             radii: None,
             periodic: self.is_periodic().then(|| [periodic_side(n); 3]),
             solver_order: None,
@@ -270,6 +291,7 @@ impl Scene {
             Scene::Sheet => sheet(n, &mut rng),
             Scene::Outlier => outlier(n, &mut rng),
             Scene::Periodic => periodic(n, &mut rng),
+            Scene::Uniform2d => uniform2d(n, &mut rng),
             Scene::Variable | Scene::Variable100 | Scene::Sph => unreachable!("returned above"),
         };
         rng.shuffle(&mut points);
@@ -289,11 +311,12 @@ impl FromStr for Scene {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Scene::ALL
             .into_iter()
+            .chain([Scene::Uniform2d])
             .find(|scene| scene.name() == s)
             .ok_or_else(|| {
                 format!(
                     "unknown scene `{s}` (expected uniform, dambreak, clustered, sheet, outlier, \
-                     periodic, variable, variable100 or sph)"
+                     periodic, variable, variable100, sph or uniform2d)"
                 )
             })
     }
@@ -319,6 +342,27 @@ fn uniform(n: usize, rng: &mut Rng) -> Vec<[f32; 3]> {
                 rng.uniform(0.0, side) as f32,
                 rng.uniform(0.0, side) as f32,
                 rng.uniform(0.0, side) as f32,
+            ]
+        })
+        .collect()
+}
+
+/// The side of the 2-D uniform scene's square for `n` points.
+pub fn uniform2d_side(n: usize) -> f64 {
+    let density = UNIFORM2D_NEIGHBORS / (std::f64::consts::PI * f64::from(RADIUS).powi(2));
+    (n as f64 / density).sqrt()
+}
+
+/// Points uniform in a square in the plane `z = 0` whose density gives
+/// [`UNIFORM2D_NEIGHBORS`] expected neighbours.
+fn uniform2d(n: usize, rng: &mut Rng) -> Vec<[f32; 3]> {
+    let side = uniform2d_side(n);
+    (0..n)
+        .map(|_| {
+            [
+                rng.uniform(0.0, side) as f32,
+                rng.uniform(0.0, side) as f32,
+                0.0,
             ]
         })
         .collect()

@@ -107,7 +107,7 @@ pub struct Args {
     #[arg(long)]
     pub full: bool,
     /// Only this scene, of either suite (uniform, dambreak, clustered, sheet, outlier,
-    /// periodic, variable, variable100, sph; cuboids, long, static, huge); repeatable.
+    /// periodic, variable, variable100, sph, uniform2d; cuboids, long, static, huge); repeatable.
     ///
     /// A suite none of whose scenes is named is skipped.
     #[arg(long, value_name = "NAME", value_delimiter = ',', value_parser = parse_scene)]
@@ -220,7 +220,7 @@ fn parse_scene(s: &str) -> Result<SceneName, String> {
     } else {
         Err(format!(
             "unknown scene `{name}` (expected uniform, dambreak, clustered, sheet, outlier, \
-             periodic, variable, variable100, sph, cuboids, long, static or huge)"
+             periodic, variable, variable100, sph, uniform2d, cuboids, long, static or huge)"
         ))
     }
 }

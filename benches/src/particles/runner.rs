@@ -132,6 +132,8 @@ fn rule_of(scene: Scene, n: usize) -> Radius<'static> {
             radius: scene.radius(n),
             lengths: [f32::INFINITY; 3],
         }
+    } else if scene.is_plane() {
+        Radius::Plane(scene.radius(n))
     } else {
         Radius::Fixed(scene.radius(n))
     }
@@ -231,10 +233,17 @@ pub(crate) fn arrange(
             data.periodic,
             drift_seed(seed),
         );
+        if data.plane {
+            // The points of a 2-D scene stay in the plane `z = 0`.
+            for point in &mut points {
+                point[2] = 0.0;
+            }
+        }
     }
     let arranged = SceneData {
         points,
         radius: data.radius,
+        plane: data.plane,
         radii,
         periodic: data.periodic,
         solver_order: None,

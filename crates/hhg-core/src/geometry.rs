@@ -368,7 +368,7 @@ pub const NEIGHBOURHOOD_OFFSETS: [[i32; 3]; 27] = {
 /// the cell order of the step before found every bucket cut into pieces of up to eight of
 /// its old cells (1M uniform points moved by up to 0.1 r: 5.4 points per batch instead of
 /// 9.3, the list pass 1.5 times as long as in exact cell order).
-fn lattice_corner(min: f64, cell: f64, inv_cell: f64) -> f64 {
+pub(crate) fn lattice_corner(min: f64, cell: f64, inv_cell: f64) -> f64 {
     let shift = LATTICE_SHIFT * cell;
     let mut corner = ((min - shift) * inv_cell).floor() * cell + shift;
     // Rounding may land one cell too high.

@@ -38,6 +38,7 @@ mod memory;
 mod pairs;
 mod parallel;
 pub mod periodic;
+pub mod plane;
 mod real;
 pub mod reorder;
 mod scheme;

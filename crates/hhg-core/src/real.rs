@@ -113,6 +113,32 @@ pub trait Real:
         std::array::from_fn(|k| Self::distance_squared(p, [x[k], y[k], z[k]]))
     }
 
+    /// The squared distance of two points of the plane ([`crate::plane`]) by the one formula
+    /// its every path uses: `dx*dx + dy*dy` with `d = q - p`.
+    #[inline(always)]
+    fn plane_distance_squared(p: [Self; 2], q: [Self; 2]) -> Self {
+        let dx = q[0] - p[0];
+        let dy = q[1] - p[1];
+        dx * dx + dy * dy
+    }
+
+    /// Bit `k` of the result is set when plane candidate `k` (`x[k]`, `y[k]`) lies within
+    /// `sqrt(r2)` of `p` by [`Real::plane_distance_squared`] (SIMD path; NaN padding never
+    /// passes).
+    fn plane_mask(p: [Self; 2], x: &[Self; 8], y: &[Self; 8], r2: Self) -> u32;
+
+    /// The scalar reference of [`Real::plane_mask`]: one lane at a time, same formula.
+    #[inline(always)]
+    fn plane_mask_scalar(p: [Self; 2], x: &[Self; 8], y: &[Self; 8], r2: Self) -> u32 {
+        let mut mask = 0;
+        for k in 0..LANES {
+            if Self::plane_distance_squared(p, [x[k], y[k]]) <= r2 {
+                mask |= 1 << k;
+            }
+        }
+        mask
+    }
+
     /// Widens 4 lanes to `f64` for cell hashing.
     fn widen4(values: &[Self; 4]) -> f64x4;
 
@@ -274,6 +300,13 @@ impl Real for f32 {
     }
 
     #[inline(always)]
+    fn plane_mask(p: [Self; 2], x: &[Self; 8], y: &[Self; 8], r2: Self) -> u32 {
+        let dx = f32x8::from(*x) - f32x8::splat(p[0]);
+        let dy = f32x8::from(*y) - f32x8::splat(p[1]);
+        (dx * dx + dy * dy).simd_le(f32x8::splat(r2)).to_bitmask()
+    }
+
+    #[inline(always)]
     fn sphere_mask(
         p: [Self; 3],
         r: Self,
@@ -411,6 +444,18 @@ impl Real for f64 {
     #[inline(always)]
     fn widen4(values: &[Self; 4]) -> f64x4 {
         f64x4::new(*values)
+    }
+
+    #[inline(always)]
+    fn plane_mask(p: [Self; 2], x: &[Self; 8], y: &[Self; 8], r2: Self) -> u32 {
+        let half = |h: usize| {
+            let quad =
+                |c: &[f64; 8]| f64x4::new([c[4 * h], c[4 * h + 1], c[4 * h + 2], c[4 * h + 3]]);
+            let dx = quad(x) - f64x4::splat(p[0]);
+            let dy = quad(y) - f64x4::splat(p[1]);
+            (dx * dx + dy * dy).simd_le(f64x4::splat(r2)).to_bitmask()
+        };
+        half(0) | (half(1) << 4)
     }
 
     #[inline(always)]

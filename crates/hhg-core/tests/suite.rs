@@ -11,6 +11,7 @@ mod kernels;
 mod multiset;
 mod near_order;
 mod periodic;
+mod plane;
 mod properties;
 mod scene;
 mod scene_model;

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use hhg_core::broad::{RadiusRule, VariableRadiusSearch};
 use hhg_core::periodic::{PeriodicBox, PeriodicSearch};
+use hhg_core::plane::Grid2;
 use hhg_core::{Grid, ListOrder, NeighborLists};
 
 use super::output::{Lists, Output};
@@ -32,6 +33,32 @@ pub(super) fn run_hhg(
         |grid| grid.build(points),
         |grid, lists| grid.neighbor_lists(lists),
         |grid, lists| Lists::Hhg { grid, lists },
+    )
+}
+
+/// hhg in the plane (the 2-D scenes, whose points have `z = 0`): `Grid2` is (re)built on the
+/// points' `x` and `y`, then the neighbour lists of all points are filled; with `reuse`, in the
+/// previous run's buffers. The points are copied into `[x, y]` before the clock starts, as
+/// kiddo's 2-D tree takes them.
+pub(super) fn run_hhg_plane(
+    points: &[[f32; 3]],
+    radius: f32,
+    reuse: Option<(Box<Grid2<f32>>, NeighborLists<f32>)>,
+) -> Result<Output, String> {
+    let (grid, lists) = match reuse {
+        Some((grid, lists)) if grid.radius() == radius => (grid, lists),
+        _ => (
+            Box::new(Grid2::<f32>::new(radius).map_err(|e| format!("hhg: {e}"))?),
+            NeighborLists::<f32>::default(),
+        ),
+    };
+    let plane: Vec<[f32; 2]> = points.iter().map(|p| [p[0], p[1]]).collect();
+    timed_build_and_lists(
+        grid,
+        lists,
+        |grid| grid.build(&plane),
+        |grid, lists| grid.neighbor_lists(lists),
+        |grid, lists| Lists::HhgPlane { grid, lists },
     )
 }
 

@@ -36,7 +36,7 @@ use crate::pairs::within;
 use crate::scenes::SceneData;
 
 use self::brute::{run_brute, run_brute_periodic};
-use self::hhg::{run_hhg, run_hhg_periodic, run_hhg_variable};
+use self::hhg::{run_hhg, run_hhg_periodic, run_hhg_plane, run_hhg_variable};
 use self::kiddo::run_kiddo;
 use self::output::Lists;
 use self::rstar::run_rstar;
@@ -115,6 +115,10 @@ pub enum Radius<'a> {
     Fixed(f32),
     /// One radius per point; `i` and `j` are neighbours iff `|xi - xj| <= max(ri, rj)`.
     PerPoint(&'a [f32]),
+    /// One radius, every point in the plane `z = 0` (the 2-D scenes): hhg runs its plane grid
+    /// (`Grid2`) and kiddo a 2-D tree on `x` and `y`; the other engines search in 3-D, where
+    /// `z = 0` changes no distance (`(dx*dx + dy*dy) + 0*0` is `dx*dx + dy*dy` exactly).
+    Plane(f32),
     /// One radius in the box `0..lengths`, periodic along all three axes: `i` and `j` are
     /// neighbours iff the minimum image of `xj` is within the radius of `xi`.
     Periodic {
@@ -129,7 +133,7 @@ impl Radius<'_> {
     /// The largest radius a pair can have.
     pub fn max(&self) -> f32 {
         match self {
-            Radius::Fixed(r) | Radius::Periodic { radius: r, .. } => *r,
+            Radius::Fixed(r) | Radius::Plane(r) | Radius::Periodic { radius: r, .. } => *r,
             Radius::PerPoint(radii) => radii.iter().copied().fold(0.0, f32::max),
         }
     }
@@ -144,6 +148,7 @@ impl SceneData {
                 radius: self.radius,
                 lengths,
             },
+            (None, None) if self.plane => Radius::Plane(self.radius),
             (None, None) => Radius::Fixed(self.radius),
         }
     }
@@ -248,6 +253,13 @@ impl Engine {
                 };
                 run_hhg(points, r, order, reuse)
             }
+            (Engine::Hhg, Radius::Plane(r)) => {
+                let reuse = match previous {
+                    Some(Lists::HhgPlane { grid, lists }) => Some((grid, lists)),
+                    _ => None,
+                };
+                run_hhg_plane(points, r, reuse)
+            }
             (Engine::HhgCellOrder, _) => Err(
                 "hhg-cellorder: one radius in open space only (a Grid's list order; hhg runs \
                  the variable-radius and periodic searches)"
@@ -328,7 +340,9 @@ pub(super) fn neighbours(
     j: usize,
 ) -> bool {
     match radius {
-        Radius::Fixed(_) | Radius::Periodic { .. } => within(&points[i], &points[j], r2),
+        Radius::Fixed(_) | Radius::Plane(_) | Radius::Periodic { .. } => {
+            within(&points[i], &points[j], r2)
+        }
         Radius::PerPoint(radii) => {
             sphere_pair_within(points[i], radii[i], points[j], radii[j], false)
         }
@@ -400,6 +414,32 @@ mod tests {
                 .run(&[[0.0; 3]], 1.0, None)
                 .is_err()
         );
+    }
+
+    #[test]
+    fn the_plane_scene_agrees_with_brute_in_2d() {
+        let data = Scene::Uniform2d.data(3000, 7);
+        assert!(data.plane && data.points.iter().all(|p| p[2] == 0.0));
+        let radius = data.search();
+        assert_eq!(radius, Radius::Plane(1.0));
+        let brute = Engine::Brute
+            .run_with(&data.points, radius, None)
+            .unwrap()
+            .stats(None);
+        // About 25 neighbours per point, fewer near the square's edges.
+        let mean = brute.directed as f64 / 3000.0;
+        assert!((18.0..26.0).contains(&mean), "{mean} neighbours per point");
+        for engine in [Engine::Hhg, Engine::Kiddo] {
+            let first = engine.run_with(&data.points, radius, None).unwrap();
+            assert!(matches!(
+                (&first.lists, engine),
+                (Lists::HhgPlane { .. }, Engine::Hhg) | (Lists::Csr(_), Engine::Kiddo)
+            ));
+            assert_eq!(first.stats(None), brute, "{engine}");
+            let again = engine.run_with(&data.points, radius, Some(first)).unwrap();
+            assert_eq!(again.stats(None), brute, "{engine} on reused buffers");
+        }
+        assert!(!Engine::HhgCellOrder.supports(&radius));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use hhg_core::broad::VariableRadiusSearch;
 use hhg_core::periodic::{PeriodicPairList, PeriodicSearch};
+use hhg_core::plane::Grid2;
 use hhg_core::{Grid, ListPass, NeighborLists};
 use rayon::prelude::*;
 
@@ -94,6 +95,11 @@ pub(super) enum Lists {
         grid: Box<Grid<f32>>,
         lists: NeighborLists<f32>,
     },
+    /// hhg's plane grid (the 2-D scenes) and its lists.
+    HhgPlane {
+        grid: Box<Grid2<f32>>,
+        lists: NeighborLists<f32>,
+    },
     /// hhg's variable-radius search and its lists.
     HhgVariable {
         search: Box<VariableRadiusSearch<f32>>,
@@ -126,6 +132,7 @@ impl Output {
         match &self.lists {
             Lists::Csr(csr) => csr.len(),
             Lists::Hhg { lists, .. }
+            | Lists::HhgPlane { lists, .. }
             | Lists::HhgVariable { lists, .. }
             | Lists::HhgPeriodic { lists, .. } => lists.offsets().len().saturating_sub(1),
             Lists::Shifted { n, .. } => *n,
@@ -144,7 +151,9 @@ impl Output {
     pub fn stats(&self, map: Option<&[u32]>) -> PairStats {
         match &self.lists {
             Lists::Csr(csr) => pair_stats(csr.len(), |i| csr.neighbors(i), map),
-            Lists::Hhg { lists, .. } | Lists::HhgVariable { lists, .. } => {
+            Lists::Hhg { lists, .. }
+            | Lists::HhgPlane { lists, .. }
+            | Lists::HhgVariable { lists, .. } => {
                 pair_stats(self.len(), |i| lists.neighbors(i), map)
             }
             Lists::HhgPeriodic { search, lists } => {
@@ -190,6 +199,7 @@ impl Output {
         match &self.lists {
             Lists::Hhg { grid, .. } => Some(grid.order()),
             Lists::Csr(_)
+            | Lists::HhgPlane { .. }
             | Lists::HhgVariable { .. }
             | Lists::HhgPeriodic { .. }
             | Lists::Shifted { .. } => None,

@@ -1,0 +1,823 @@
+//! Fixed-radius neighbour search in the plane (issue 25): [`Grid2`] over `[T; 2]` points.
+//!
+//! The 3-D engine's structure in two dimensions: cells of edge `r * (1 + CELL_MARGIN)` on the
+//! lattice fixed in space (`LATTICE_SHIFT`), a dense table when the occupied box is small,
+//! else Schornbaum's geometric hash with power-of-two dims, cell keys 8 lanes at a time,
+//! the parallel stable counting sort by bucket, the points gathered into columns in cell
+//! order, and work units of about 2048 points cut at bucket borders, run in parallel, each
+//! into its own buffer, joined in unit order. A cell has 8 neighbours, 4 of them forward; a
+//! bucket's neighbourhood is 3 rows of 3 buckets, each row one range of sorted positions
+//! (two where the row wraps around the table).
+//!
+//! A pair `(i, j)` is a neighbour pair iff `dx*dx + dy*dy <= r*r`, evaluated in the input
+//! precision in exactly that order, without fused multiply-add, on every path.
+//!
+//! ```
+//! use hhg_core::NeighborLists;
+//! use hhg_core::plane::Grid2;
+//!
+//! let points = [[0.0f32, 0.0], [0.5, 0.0], [3.0, 0.0]];
+//! let mut grid = Grid2::new(1.0f32)?;
+//! grid.build(&points)?;
+//! let mut lists = NeighborLists::default();
+//! grid.neighbor_lists(&mut lists)?;
+//! assert_eq!(lists.neighbors(0), &[1]);
+//! assert!(lists.neighbors(2).is_empty());
+//! # Ok::<(), hhg_core::Error>(())
+//! ```
+
+use std::sync::Mutex;
+
+use rayon::prelude::*;
+use wide::{f64x4, i64x4};
+
+use crate::columns::check_count;
+use crate::error::Error;
+use crate::geometry::{CELL_MARGIN, Kernel, MAX_SPAN_CELLS, floor_small, lattice_corner};
+use crate::grid::{UNIT_POINTS, check_radius};
+use crate::lists::NeighborLists;
+use crate::memory::PairSink;
+use crate::pairs::PairList;
+use crate::parallel::DisjointSlice;
+use crate::real::{LANES, Real};
+use crate::sort::{SortScratch, counting_sort, cut_units};
+
+/// A dense table is used when it needs at most this many buckets per point (and at least
+/// [`MIN_DENSE_BUCKETS`]), as in 3-D.
+const DENSE_BUCKETS_PER_POINT: usize = 4;
+
+/// Any occupied box whose dense table has at most this many buckets is stored densely.
+const MIN_DENSE_BUCKETS: usize = 1 << 12;
+
+/// A hashed table has about this many buckets per point (rounded to a power of two).
+const HASHED_BUCKETS_PER_POINT: usize = 2;
+
+/// Each axis of the table has at least `2^MIN_SHIFT` buckets, so the 9 offsets of a cell's
+/// neighbourhood land in 9 distinct buckets even when the table wraps around.
+const MIN_SHIFT: u32 = 2;
+
+/// Points per rayon task when bounding, hashing and gathering.
+const CHUNK: usize = 1 << 14;
+
+/// Query points per work unit of [`Grid2::query`].
+const QUERY_UNIT: usize = 1024;
+
+/// The bounding box `(min, max)` of plane points, widened to `f64`.
+type PlaneBox = ([f64; 2], [f64; 2]);
+
+/// Borrowed plane points, array-of-structs or two separate columns.
+#[derive(Clone, Copy, Debug)]
+enum PlanePoints<'a, T> {
+    /// `[x, y]` per point.
+    Aos(&'a [[T; 2]]),
+    /// Separate coordinate columns of equal length.
+    Soa(&'a [T], &'a [T]),
+}
+
+impl<T: Real> PlanePoints<'_, T> {
+    /// How many points there are.
+    #[inline]
+    fn len(&self) -> usize {
+        match self {
+            PlanePoints::Aos(p) => p.len(),
+            PlanePoints::Soa(x, _) => x.len(),
+        }
+    }
+
+    /// Point `i`.
+    #[inline(always)]
+    fn get(&self, i: usize) -> [T; 2] {
+        match self {
+            PlanePoints::Aos(p) => p[i],
+            PlanePoints::Soa(x, y) => [x[i], y[i]],
+        }
+    }
+
+    /// Axis `axis` of points `start..start + 8`, padding past the end with [`Real::PAD`].
+    #[inline(always)]
+    fn lanes(&self, axis: usize, start: usize) -> [T; LANES] {
+        let end = (start + LANES).min(self.len());
+        let mut out = [T::PAD; LANES];
+        match self {
+            PlanePoints::Aos(p) => {
+                for (o, q) in out.iter_mut().zip(&p[start..end]) {
+                    *o = q[axis];
+                }
+            }
+            PlanePoints::Soa(x, y) => {
+                let column = [x, y][axis];
+                out[..end - start].copy_from_slice(&column[start..end]);
+            }
+        }
+        out
+    }
+
+    /// The smallest and largest coordinate per axis of points `range`, widened to `f64`, and
+    /// whether all of them were finite.
+    fn fold(&self, range: std::ops::Range<usize>) -> ([f64; 2], [f64; 2], bool) {
+        let first = self.get(range.start);
+        let (mut lo, mut hi) = (first, first);
+        let mut finite = true;
+        for i in range {
+            let p = self.get(i);
+            for axis in 0..2 {
+                let v = p[axis];
+                lo[axis] = if v < lo[axis] { v } else { lo[axis] };
+                hi[axis] = if v > hi[axis] { v } else { hi[axis] };
+                finite &= v.is_finite();
+            }
+        }
+        (lo.map(T::to_f64), hi.map(T::to_f64), finite)
+    }
+
+    /// The bounding box `(min, max)`, refusing NaN and infinite coordinates (naming the first
+    /// offending point and axis). `None` when there is no point.
+    fn bounds(&self) -> Result<Option<PlaneBox>, Error> {
+        let n = self.len();
+        if n == 0 {
+            return Ok(None);
+        }
+        let (lo, hi, finite) = (0..n.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|chunk| self.fold(chunk * CHUNK..((chunk + 1) * CHUNK).min(n)))
+            .reduce(
+                || ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2], true),
+                |a, b| {
+                    (
+                        [a.0[0].min(b.0[0]), a.0[1].min(b.0[1])],
+                        [a.1[0].max(b.1[0]), a.1[1].max(b.1[1])],
+                        a.2 && b.2,
+                    )
+                },
+            );
+        if !finite {
+            return Err(first_non_finite(*self).expect("a non-finite coordinate was seen"));
+        }
+        Ok(Some((lo, hi)))
+    }
+}
+
+/// The first NaN or infinite coordinate of `points`, as an error.
+fn first_non_finite<T: Real>(points: PlanePoints<'_, T>) -> Option<Error> {
+    (0..points.len()).find_map(|index| {
+        let p = points.get(index);
+        (0..2)
+            .find(|&axis| !p[axis].is_finite())
+            .map(|axis| Error::NonFiniteCoordinate {
+                index,
+                axis,
+                value: p[axis].to_f64(),
+            })
+    })
+}
+
+/// The geometry of a plane grid: where cells are and how they map to buckets
+/// (`bucket = (ix & mx) | (iy & my) << sx`, Schornbaum's geometric hashing in 2-D).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct PlaneTable {
+    /// Corner of cell `(0, 0)`, on the lattice `(k + LATTICE_SHIFT) * cell`.
+    origin: [f64; 2],
+    /// `1 / cell`, the cell edge being the radius times `1 + CELL_MARGIN`.
+    inv_cell: f64,
+    /// Cells the points span per axis.
+    span: [i32; 2],
+    /// `log2` of the table dims per axis.
+    shift: [u32; 2],
+    /// Whether the table is dense (no aliasing).
+    dense: bool,
+}
+
+impl PlaneTable {
+    /// Chooses the table for `n` points in the box `lo..=hi`, searched with `radius`; refuses
+    /// points spanning more than [`MAX_SPAN_CELLS`] cells along an axis.
+    fn choose<T: Real>(
+        lo: [f64; 2],
+        hi: [f64; 2],
+        n: usize,
+        radius: f64,
+        points: PlanePoints<'_, T>,
+    ) -> Result<Self, Error> {
+        let cell = radius * (1.0 + CELL_MARGIN);
+        let inv_cell = 1.0 / cell;
+        let origin = [0, 1].map(|axis| lattice_corner(lo[axis], cell, inv_cell));
+        let mut span = [0i32; 2];
+        let mut shift = [0u32; 2];
+        for axis in 0..2 {
+            let cells = (hi[axis] - origin[axis]) * inv_cell;
+            if cells.is_nan() || cells >= MAX_SPAN_CELLS {
+                let index = (0..points.len())
+                    .find(|&i| points.get(i)[axis].to_f64() == hi[axis])
+                    .unwrap_or(0);
+                return Err(Error::CoordinateOutOfRange {
+                    index,
+                    axis,
+                    value: hi[axis],
+                    cells,
+                    limit: MAX_SPAN_CELLS,
+                });
+            }
+            span[axis] = cells.floor() as i32 + 1;
+            // Dims strictly larger than the span: the wrapped neighbours of border cells are empty.
+            shift[axis] = (span[axis] as u32 + 1)
+                .next_power_of_two()
+                .trailing_zeros()
+                .max(MIN_SHIFT);
+        }
+        let dense_limit = (n * DENSE_BUCKETS_PER_POINT).max(MIN_DENSE_BUCKETS);
+        let total = shift[0] + shift[1];
+        let dense = total <= 31 && (1usize << total) <= dense_limit;
+        if !dense {
+            // Halve the longest axis until the table has about HASHED_BUCKETS_PER_POINT
+            // buckets per point: the dims keep following the box's aspect.
+            let target = (n * HASHED_BUCKETS_PER_POINT)
+                .next_power_of_two()
+                .trailing_zeros()
+                .clamp(2 * MIN_SHIFT, 30);
+            while shift[0] + shift[1] > target {
+                let longest = if shift[0] >= shift[1] { 0 } else { 1 };
+                if shift[longest] <= MIN_SHIFT {
+                    break;
+                }
+                shift[longest] -= 1;
+            }
+        }
+        Ok(Self {
+            origin,
+            inv_cell,
+            span,
+            shift,
+            dense,
+        })
+    }
+
+    /// The number of buckets.
+    #[inline]
+    fn buckets(&self) -> usize {
+        1 << (self.shift[0] + self.shift[1])
+    }
+
+    /// Cell coordinate of `value` along `axis`, clamped to `-2..=span + 1` so that far query
+    /// points land in a cell with no occupied neighbour (exact for the set's own points).
+    #[inline(always)]
+    fn coord(&self, value: f64, axis: usize) -> i32 {
+        ((value - self.origin[axis]) * self.inv_cell)
+            .max(-2.0)
+            .min(f64::from(self.span[axis] + 1))
+            .floor() as i32
+    }
+
+    /// Bucket of cell coordinates (wrapping on a hashed table).
+    #[inline(always)]
+    fn bucket(&self, c: [i32; 2]) -> u32 {
+        let mask = |axis: usize| (c[axis] & ((1 << self.shift[axis]) - 1)) as u32;
+        mask(0) | mask(1) << self.shift[0]
+    }
+
+    /// Bucket coordinates of bucket `b`.
+    #[inline(always)]
+    fn bucket_coords(&self, b: u32) -> [u32; 2] {
+        [b & ((1 << self.shift[0]) - 1), b >> self.shift[0]]
+    }
+
+    /// Tells whether cell coordinates can have a point of the set within one cell: false only
+    /// for a dense table and a cell farther than one cell outside the occupied span.
+    #[inline(always)]
+    fn may_have_neighbours(&self, c: [i32; 2]) -> bool {
+        !self.dense || (0..2).all(|a| c[a] >= -1 && c[a] <= self.span[a])
+    }
+
+    /// Buckets of 8 points by the scalar reference kernel.
+    #[inline]
+    fn keys8_scalar<T: Real>(&self, lanes: &[[T; LANES]; 2]) -> [u32; LANES] {
+        std::array::from_fn(|k| {
+            let c = [0, 1].map(|axis| self.coord(lanes[axis][k].to_f64(), axis));
+            self.bucket(c)
+        })
+    }
+
+    /// Buckets of 8 points, 8 lanes at a time (as 2 x 4 `f64` lanes): subtract the origin,
+    /// multiply by the inverse cell size, clamp, floor ([`floor_small`]), mask, combine.
+    #[inline]
+    fn keys8_simd<T: Real>(&self, lanes: &[[T; LANES]; 2]) -> [u32; LANES] {
+        let mut keys = [i64x4::ZERO; 2];
+        let mut offset = 0u32;
+        for (axis, lanes) in lanes.iter().enumerate() {
+            let origin = f64x4::splat(self.origin[axis]);
+            let inv = f64x4::splat(self.inv_cell);
+            let low = f64x4::splat(-2.0);
+            let high = f64x4::splat(f64::from(self.span[axis] + 1));
+            let mask = i64x4::splat((1i64 << self.shift[axis]) - 1);
+            for (half, key) in keys.iter_mut().enumerate() {
+                let quad: &[T; 4] = lanes[half * 4..half * 4 + 4].try_into().unwrap();
+                let scaled = (T::widen4(quad) - origin) * inv;
+                let bits = floor_small(scaled.max(low).min(high));
+                *key |= (bits & mask) << offset;
+            }
+            offset += self.shift[axis];
+        }
+        let [lo, hi] = keys.map(|k| k.to_array());
+        std::array::from_fn(|k| {
+            if k < 4 {
+                lo[k] as u32
+            } else {
+                hi[k - 4] as u32
+            }
+        })
+    }
+
+    /// Computes the bucket of every point into `keys`, in parallel.
+    fn keys<T: Real>(&self, points: PlanePoints<'_, T>, kernel: Kernel, keys: &mut Vec<u32>) {
+        keys.resize(points.len(), 0);
+        keys.par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(chunk, out)| {
+                for (block, out) in out.chunks_mut(LANES).enumerate() {
+                    let start = chunk * CHUNK + block * LANES;
+                    let lanes = [0, 1].map(|axis| points.lanes(axis, start));
+                    let keys = match kernel {
+                        Kernel::Simd => self.keys8_simd(&lanes),
+                        Kernel::Scalar => self.keys8_scalar(&lanes),
+                    };
+                    out.copy_from_slice(&keys[..out.len()]);
+                }
+            });
+    }
+}
+
+/// Up to 6 ranges of sorted positions: a neighbourhood of 3 rows, each one range or two
+/// where it wraps around the table.
+#[derive(Clone, Copy, Debug, Default)]
+struct Rows {
+    ranges: [(u32, u32); 6],
+    len: usize,
+}
+
+impl Rows {
+    /// Appends the range `start..end` unless it is empty.
+    #[inline(always)]
+    fn push(&mut self, start: u32, end: u32) {
+        if start < end {
+            self.ranges[self.len] = (start, end);
+            self.len += 1;
+        }
+    }
+
+    /// The ranges, in the order pushed.
+    #[inline(always)]
+    fn as_slice(&self) -> &[(u32, u32)] {
+        &self.ranges[..self.len]
+    }
+
+    /// Appends the sorted positions of the 3 buckets `bx - 1 ..= bx + 1` of the row starting
+    /// at bucket `row`, splitting where the row wraps around the table.
+    #[inline(always)]
+    fn push_row(&mut self, starts: &[u32], table: &PlaneTable, bx: u32, row: u32) {
+        let mx = (1u32 << table.shift[0]) - 1;
+        let at = |x: u32| starts[(row + x) as usize];
+        if bx >= 1 && bx < mx {
+            self.push(at(bx - 1), at(bx + 2));
+        } else if bx == 0 {
+            self.push(at(0), at(2));
+            self.push(at(mx), at(mx + 1));
+        } else {
+            self.push(at(0), at(1));
+            self.push(at(mx - 1), at(mx + 1));
+        }
+    }
+}
+
+/// The first bucket of the row `by + dy` (wrapped).
+#[inline(always)]
+fn row_base(table: &PlaneTable, by: u32, dy: i32) -> u32 {
+    let my = (1u32 << table.shift[1]) - 1;
+    (by.wrapping_add(dy as u32) & my) << table.shift[0]
+}
+
+/// The lists one work unit found: each of its points' list, one after the other.
+#[derive(Debug, Default)]
+struct UnitLists {
+    /// The entries (caller indices), list after list.
+    entries: Vec<u32>,
+    /// Where each list ends in `entries`.
+    ends: Vec<u32>,
+}
+
+impl UnitLists {
+    /// Where list `k` of the unit starts in `entries`, and its length.
+    #[inline(always)]
+    fn list(&self, k: usize) -> (u32, u32) {
+        let start = if k == 0 { 0 } else { self.ends[k - 1] };
+        (start, self.ends[k] - start)
+    }
+}
+
+/// A fixed-radius neighbour grid over points of the plane, `[T; 2]`.
+///
+/// Build once per time step with [`Grid2::build`]; the grid's buffers are kept and reused.
+/// Every search (SIMD or scalar kernel, any thread count) reports exactly the pairs of a
+/// brute-force loop with the predicate `dx*dx + dy*dy <= r*r` (`<=` at exactly `r`).
+#[derive(Debug)]
+pub struct Grid2<T: Real> {
+    radius: T,
+    r2: T,
+    kernel: Kernel,
+    table: Option<PlaneTable>,
+    /// The points' x coordinates in cell order, then [`Real::PAD`] for a whole block of lanes.
+    x: Vec<T>,
+    /// The points' y coordinates in cell order, padded as `x`.
+    y: Vec<T>,
+    /// Sorted position -> caller index.
+    order: Vec<u32>,
+    /// The bucket starts of the counting sort (one more than buckets).
+    starts: Vec<u32>,
+    /// Work units: bucket ranges of about [`UNIT_POINTS`] points.
+    units: Vec<(u32, u32)>,
+    /// The bucket of each point, in the caller's numbering.
+    keys: Vec<u32>,
+    sort_scratch: SortScratch,
+    /// The list pass's buffers, kept across calls (behind a lock, as the searches borrow the
+    /// grid shared): a repeated search reuses them instead of faulting in fresh pages.
+    scratch: Mutex<ListScratch>,
+}
+
+/// The buffers of [`Grid2::neighbor_lists`].
+#[derive(Debug, Default)]
+struct ListScratch {
+    /// One buffer per work unit.
+    units: Vec<UnitLists>,
+    /// Per caller index: the unit holding its list, the list's start there and its length.
+    places: Vec<[u32; 3]>,
+}
+
+impl<T: Real> Grid2<T> {
+    /// An empty grid for neighbour search within `radius` (pairs with distance `<= radius`).
+    ///
+    /// Fails with [`Error::InvalidRadius`] for a radius that is zero, negative, NaN or
+    /// infinite, or whose square is not a normal number in `T`.
+    pub fn new(radius: T) -> Result<Self, Error> {
+        check_radius(radius)?;
+        Ok(Self {
+            radius,
+            r2: radius * radius,
+            kernel: Kernel::Simd,
+            table: None,
+            x: Vec::new(),
+            y: Vec::new(),
+            order: Vec::new(),
+            starts: Vec::new(),
+            units: Vec::new(),
+            keys: Vec::new(),
+            sort_scratch: SortScratch::default(),
+            scratch: Mutex::default(),
+        })
+    }
+
+    /// Chooses the SIMD (default) or the scalar reference kernel for the keys and the
+    /// distance tests; both give identical results.
+    pub fn set_kernel(&mut self, kernel: Kernel) {
+        self.kernel = kernel;
+    }
+
+    /// The kernel the build and the searches run.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
+    }
+
+    /// The search radius.
+    pub fn radius(&self) -> T {
+        self.radius
+    }
+
+    /// How many points the last build took.
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Tells whether the grid holds no point.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// Sorted position -> caller index: the permutation that puts the points in cell order.
+    pub fn order(&self) -> &[u32] {
+        &self.order
+    }
+
+    /// Whether the last build's table is dense (`Some(true)`), hashed (`Some(false)`), or
+    /// there is no table (an empty grid).
+    pub fn is_dense(&self) -> Option<bool> {
+        self.table.map(|table| table.dense)
+    }
+
+    /// Builds the grid over array-of-structs positions.
+    ///
+    /// Fails with [`Error::TooManyPoints`], [`Error::NonFiniteCoordinate`] (naming the first
+    /// offending point and axis) or [`Error::CoordinateOutOfRange`] (points spanning more than
+    /// [`MAX_SPAN_CELLS`] cells along an axis), and then leaves the grid as it was.
+    pub fn build(&mut self, points: &[[T; 2]]) -> Result<(), Error> {
+        self.build_points(PlanePoints::Aos(points))
+    }
+
+    /// Builds the grid over separate coordinate columns; fails like [`Grid2::build`], and
+    /// with [`Error::LengthMismatch`] when the columns differ in length (its `z` is `x`'s
+    /// length: there is no third column).
+    pub fn build_soa(&mut self, x: &[T], y: &[T]) -> Result<(), Error> {
+        if x.len() != y.len() {
+            return Err(Error::LengthMismatch {
+                x: x.len(),
+                y: y.len(),
+                z: x.len(),
+            });
+        }
+        self.build_points(PlanePoints::Soa(x, y))
+    }
+
+    /// Validates and bounds, chooses the table, hashes, counting-sorts by bucket, gathers the
+    /// sorted columns and cuts the work units. Every check runs before the grid changes.
+    fn build_points(&mut self, points: PlanePoints<'_, T>) -> Result<(), Error> {
+        let n = points.len();
+        check_count(n)?;
+        let Some((lo, hi)) = points.bounds()? else {
+            self.clear();
+            return Ok(());
+        };
+        let table = PlaneTable::choose(lo, hi, n, self.radius.to_f64(), points)?;
+        table.keys(points, self.kernel, &mut self.keys);
+        counting_sort(
+            &self.keys,
+            table.buckets(),
+            &mut self.starts,
+            &mut self.order,
+            &mut self.sort_scratch,
+        );
+        // Padding lets the distance kernel load 8 lanes at any sorted position below `n`.
+        self.x.resize(n + LANES, T::PAD);
+        self.y.resize(n + LANES, T::PAD);
+        self.x[n..].fill(T::PAD);
+        self.y[n..].fill(T::PAD);
+        let order = &self.order[..];
+        self.x[..n]
+            .par_chunks_mut(CHUNK)
+            .zip(self.y[..n].par_chunks_mut(CHUNK))
+            .zip(order.par_chunks(CHUNK))
+            .for_each(|((x, y), order)| {
+                for (k, &i) in order.iter().enumerate() {
+                    let p = points.get(i as usize);
+                    x[k] = p[0];
+                    y[k] = p[1];
+                }
+            });
+        self.table = Some(table);
+        cut_units(&self.starts, n, UNIT_POINTS, &mut self.units);
+        Ok(())
+    }
+
+    /// Empties the grid, keeping its buffers.
+    fn clear(&mut self) {
+        self.table = None;
+        self.x.clear();
+        self.y.clear();
+        self.order.clear();
+        self.starts.clear();
+        self.units.clear();
+    }
+
+    /// Calls `hit(j)` for every sorted position `j` in `start..end` within the radius of `p`,
+    /// in ascending order: 8 lanes at a time, by the SIMD or the scalar mask.
+    #[inline(always)]
+    fn scan(&self, p: [T; 2], start: u32, end: u32, mut hit: impl FnMut(usize)) {
+        let (start, end) = (start as usize, end as usize);
+        let simd = self.kernel == Kernel::Simd;
+        let mut k = start;
+        while k < end {
+            let x: &[T; LANES] = self.x[k..k + LANES].try_into().unwrap();
+            let y: &[T; LANES] = self.y[k..k + LANES].try_into().unwrap();
+            let mut mask = if simd {
+                T::plane_mask(p, x, y, self.r2)
+            } else {
+                T::plane_mask_scalar(p, x, y, self.r2)
+            };
+            if end - k < LANES {
+                mask &= (1 << (end - k)) - 1;
+            }
+            while mask != 0 {
+                hit(k + mask.trailing_zeros() as usize);
+                mask &= mask - 1;
+            }
+            k += LANES;
+        }
+    }
+
+    /// The point at sorted position `j`.
+    #[inline(always)]
+    fn point(&self, j: usize) -> [T; 2] {
+        [self.x[j], self.y[j]]
+    }
+
+    /// The 3 rows of 3 buckets around bucket coordinates `b`, as ranges of sorted positions.
+    #[inline(always)]
+    fn neighbourhood(&self, table: &PlaneTable, b: [u32; 2]) -> Rows {
+        let mut rows = Rows::default();
+        for dy in -1..=1 {
+            rows.push_row(&self.starts, table, b[0], row_base(table, b[1], dy));
+        }
+        rows
+    }
+
+    /// Every unique neighbour pair `[i, j]`, `i < j` in the caller's numbering, into `out`
+    /// (its distances cleared). The order is deterministic, the same for any thread count:
+    /// work unit by work unit in cell order, each point against the later points of its
+    /// bucket and the 4 forward neighbours of its cell.
+    ///
+    /// Fails with [`Error::OutOfMemory`] or [`Error::OutputTooLarge`] (see
+    /// [`PairList::set_max_pairs`]) and then leaves the list empty.
+    pub fn pairs(&self, out: &mut PairList<T>) -> Result<(), Error> {
+        let Some(table) = self.table else {
+            return out.collect_units(0, |_, _| {});
+        };
+        out.collect_units(self.units.len(), |unit, sink| {
+            self.unit_pairs(&table, self.units[unit], sink);
+        })
+    }
+
+    /// The pairs of the buckets `unit.0..unit.1`, in visiting order.
+    fn unit_pairs(&self, table: &PlaneTable, unit: (u32, u32), sink: &mut PairSink) {
+        let mx = (1u32 << table.shift[0]) - 1;
+        for b in unit.0..unit.1 {
+            let (s, e) = (self.starts[b as usize], self.starts[b as usize + 1]);
+            if s == e {
+                continue;
+            }
+            let [bx, by] = table.bucket_coords(b);
+            // The own row after the point: the rest of its bucket and the bucket `bx + 1`,
+            // one range unless the row wraps there.
+            let row = b - bx;
+            let (own_end, wrapped) = if bx < mx {
+                (self.starts[b as usize + 2], (0, 0))
+            } else {
+                (
+                    e,
+                    (self.starts[row as usize], self.starts[row as usize + 1]),
+                )
+            };
+            let mut next = Rows::default();
+            next.push_row(&self.starts, table, bx, row_base(table, by, 1));
+            next.push(wrapped.0, wrapped.1);
+            for i in s..e {
+                let p = self.point(i as usize);
+                let oi = self.order[i as usize];
+                let mut emit = |j: usize| {
+                    let oj = self.order[j];
+                    sink.push([oi.min(oj), oi.max(oj)]);
+                };
+                self.scan(p, i + 1, own_end, &mut emit);
+                for &(start, end) in next.as_slice() {
+                    self.scan(p, start, end, &mut emit);
+                }
+            }
+        }
+    }
+
+    /// The neighbour lists of every point in CSR form, numbered as the caller numbered the
+    /// points: list `i` holds every `j != i` within the radius of point `i`, ascending; no
+    /// distances. The pass's buffers stay in the grid for the next call (calls on one grid
+    /// from several threads at once take turns).
+    ///
+    /// Fails with [`Error::OutOfMemory`] or [`Error::OutputTooLarge`] (see
+    /// [`NeighborLists::set_max_entries`]) and then leaves no list.
+    pub fn neighbor_lists(&self, lists: &mut NeighborLists<T>) -> Result<(), Error> {
+        let n = self.len();
+        let Some(table) = self.table else {
+            return lists.assign_with(0, |_| 0, |_, _| {});
+        };
+        // A poisoned lock only means a panic in an earlier call: the scratch is rewritten here.
+        let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let ListScratch { units, places } = &mut *scratch;
+        units.resize_with(self.units.len(), UnitLists::default);
+        units
+            .par_iter_mut()
+            .zip(&self.units)
+            .for_each(|(buffer, &unit)| self.unit_lists(&table, unit, buffer));
+        let buffers = &units[..self.units.len()];
+        // Where each caller index's list lies: its unit, its start in the unit and its length.
+        places.resize(n, [0; 3]);
+        {
+            let shared = DisjointSlice::new(&mut places[..n]);
+            self.units
+                .par_iter()
+                .zip(buffers)
+                .enumerate()
+                .for_each(|(u, (unit, buffer))| {
+                    let first = self.starts[unit.0 as usize] as usize;
+                    for k in 0..buffer.ends.len() {
+                        let (start, len) = buffer.list(k);
+                        let i = self.order[first + k] as usize;
+                        debug_assert!(i < n);
+                        // SAFETY: `order` is a permutation of `0..n` (the counting sort's) and
+                        // the units cover disjoint ranges of sorted positions, so caller index
+                        // `i` is written by this task alone, and it is below `n`.
+                        unsafe { shared.write(i, [u as u32, start, len]) };
+                    }
+                });
+        }
+        let places: &[[u32; 3]] = &places[..n];
+        lists.assign_with(
+            n,
+            |i| places[i][2] as usize,
+            |i, list| {
+                let [u, start, len] = places[i];
+                let start = start as usize;
+                list.copy_from_slice(&buffers[u as usize].entries[start..start + len as usize]);
+            },
+        )
+    }
+
+    /// The lists of the points of buckets `unit.0..unit.1`, in sorted position order.
+    fn unit_lists(&self, table: &PlaneTable, unit: (u32, u32), out: &mut UnitLists) {
+        out.entries.clear();
+        out.ends.clear();
+        for b in unit.0..unit.1 {
+            let (s, e) = (self.starts[b as usize], self.starts[b as usize + 1]);
+            if s == e {
+                continue;
+            }
+            let rows = self.neighbourhood(table, table.bucket_coords(b));
+            for i in s..e {
+                let p = self.point(i as usize);
+                let list_start = out.entries.len();
+                for &(start, end) in rows.as_slice() {
+                    self.scan(p, start, end, |j| {
+                        if j != i as usize {
+                            out.entries.push(self.order[j]);
+                        }
+                    });
+                }
+                out.entries[list_start..].sort_unstable();
+                out.ends.push(out.entries.len() as u32);
+            }
+        }
+    }
+
+    /// The neighbour lists of query points not in the set, in CSR form: list `q` holds every
+    /// caller index `j` of the grid's points within the radius of `points[q]`, ascending.
+    ///
+    /// Fails with [`Error::NonFiniteCoordinate`] (naming the query point and axis) and then
+    /// leaves the lists as they were; with [`Error::OutOfMemory`] or
+    /// [`Error::OutputTooLarge`], and then leaves no list.
+    pub fn query(&self, points: &[[T; 2]], lists: &mut NeighborLists<T>) -> Result<(), Error> {
+        let queries = PlanePoints::Aos(points);
+        if let Some(error) = first_non_finite_fast(queries) {
+            return Err(error);
+        }
+        let Some(table) = self.table else {
+            return lists.assign_with(points.len(), |_| 0, |_, _| {});
+        };
+        let buffers: Vec<UnitLists> = points
+            .par_chunks(QUERY_UNIT)
+            .map(|chunk| {
+                let mut out = UnitLists::default();
+                for &p in chunk {
+                    let c = [0, 1].map(|axis| table.coord(p[axis].to_f64(), axis));
+                    let list_start = out.entries.len();
+                    if table.may_have_neighbours(c) {
+                        let b = table.bucket(c);
+                        for &(start, end) in self
+                            .neighbourhood(&table, table.bucket_coords(b))
+                            .as_slice()
+                        {
+                            self.scan(p, start, end, |j| out.entries.push(self.order[j]));
+                        }
+                        out.entries[list_start..].sort_unstable();
+                    }
+                    out.ends.push(out.entries.len() as u32);
+                }
+                out
+            })
+            .collect();
+        let list = |q: usize| buffers[q / QUERY_UNIT].list(q % QUERY_UNIT);
+        lists.assign_with(
+            points.len(),
+            |q| list(q).1 as usize,
+            |q, out| {
+                let (start, len) = list(q);
+                let start = start as usize;
+                out.copy_from_slice(&buffers[q / QUERY_UNIT].entries[start..start + len as usize]);
+            },
+        )
+    }
+}
+
+/// The first NaN or infinite coordinate of `points` as an error, after a parallel check that
+/// finds none in the common case.
+fn first_non_finite_fast<T: Real>(points: PlanePoints<'_, T>) -> Option<Error> {
+    let n = points.len();
+    let finite = (0..n.div_ceil(CHUNK)).into_par_iter().all(|chunk| {
+        (chunk * CHUNK..((chunk + 1) * CHUNK).min(n))
+            .all(|i| points.get(i).iter().all(|v| v.is_finite()))
+    });
+    if finite {
+        None
+    } else {
+        first_non_finite(points)
+    }
+}
