@@ -1029,10 +1029,9 @@ impl<T: Real> AllImagesSearch<T> {
                 // Most candidates are two original points well inside: kept as they are,
                 // into a local vector (its length stays in a register).
                 let n = self.points.len() as u32;
-                let sure_in_t = sure_below_in(sure);
                 let mut out = std::mem::take(&mut kept.pairs);
                 for (&candidate, &d2) in found.iter().zip(grid_distances) {
-                    if candidate[1] < n && d2 <= sure_in_t {
+                    if candidate[1] < n && d2.to_f64() <= sure {
                         out.push(candidate);
                         continue;
                     }
@@ -1505,27 +1504,6 @@ fn columns_from_sorted<I: PairIndex>(
             .unzip_into_vecs(&mut columns.i, &mut columns.j);
     }
     Ok(())
-}
-
-/// The largest value of `T` at or below `sure` (so that `d2 <= sure_below_in(sure)` in `T`
-/// implies `d2 <= sure` in `f64`; `0` when none is).
-fn sure_below_in<T: Real>(sure: f64) -> T {
-    let rounded = T::from_f64(sure);
-    if rounded.to_f64() <= sure {
-        return rounded;
-    }
-    // Rounded up: step down by the precision's relative unit (twice, to be clear of it).
-    let unit = if size_of::<T>() == 4 {
-        f64::from(f32::EPSILON)
-    } else {
-        f64::EPSILON
-    };
-    let lower = T::from_f64(sure * (1.0 - 2.0 * unit));
-    if lower.to_f64() <= sure {
-        lower
-    } else {
-        T::default()
-    }
 }
 
 /// The error of a pair whose shift does not fit in 32 bits.
