@@ -358,6 +358,56 @@ pub const NEIGHBOURHOOD_OFFSETS: [[i32; 3]; 27] = {
     offsets
 };
 
+/// The cell coordinate of `value` on an axis whose cell `0` starts at `origin`, with cells
+/// `1 / inv_cell` wide and `span` of them occupied, clamped to `-2..=span + 1` so that far
+/// query points land in a cell with no occupied neighbour (exact for the set's own points).
+/// The scalar reference of [`lane_keys`]; shared by the 3-D table and the plane's.
+#[inline(always)]
+pub(crate) fn cell_coord(value: f64, origin: f64, inv_cell: f64, span: i32) -> i32 {
+    ((value - origin) * inv_cell)
+        .max(-2.0)
+        .min(f64::from(span + 1))
+        .floor() as i32
+}
+
+/// The buckets of 8 points given as 8 lanes per axis, for a table of `D` axes: per axis,
+/// subtract the origin, multiply by the inverse cell size, clamp as [`cell_coord`] does,
+/// floor ([`floor_small`]), mask with `dim - 1` and shift into place. Shared by the 3-D
+/// table and the plane's.
+#[inline(always)]
+pub(crate) fn lane_keys<T: Real, const D: usize>(
+    lanes: &[[T; LANES]; D],
+    origin: [f64; D],
+    inv_cell: f64,
+    span: [i32; D],
+    shift: [u32; D],
+) -> [u32; LANES] {
+    let mut keys = [i64x4::ZERO; 2];
+    let mut offset = 0u32;
+    for (axis, lanes) in lanes.iter().enumerate() {
+        let origin = f64x4::splat(origin[axis]);
+        let inv = f64x4::splat(inv_cell);
+        let low = f64x4::splat(-2.0);
+        let high = f64x4::splat(f64::from(span[axis] + 1));
+        let mask = i64x4::splat((1i64 << shift[axis]) - 1);
+        for (half, key) in keys.iter_mut().enumerate() {
+            let quad: &[T; 4] = lanes[half * 4..half * 4 + 4].try_into().unwrap();
+            let scaled = (T::widen4(quad) - origin) * inv;
+            let bits = floor_small(scaled.max(low).min(high));
+            *key |= (bits & mask) << offset;
+        }
+        offset += shift[axis];
+    }
+    let [lo, hi] = keys.map(|k| k.to_array());
+    std::array::from_fn(|k| {
+        if k < 4 {
+            lo[k] as u32
+        } else {
+            hi[k - 4] as u32
+        }
+    })
+}
+
 /// The highest corner of the lattice `(k + LATTICE_SHIFT) * cell` at or below `min`, or `min`
 /// itself where that corner is not representable closely enough (a cell edge tiny beside the
 /// coordinate).
@@ -479,10 +529,7 @@ impl CellTable {
     /// points land in a cell with no occupied neighbour (exact for the set's own points).
     #[inline(always)]
     pub fn coord(&self, value: f64, axis: usize) -> i32 {
-        ((value - self.origin[axis]) * self.inv_cell)
-            .max(-2.0)
-            .min(f64::from(self.span[axis] + 1))
-            .floor() as i32
+        cell_coord(value, self.origin[axis], self.inv_cell, self.span[axis])
     }
 
     /// Cell coordinates of a point.
@@ -528,34 +575,10 @@ impl CellTable {
         })
     }
 
-    /// Buckets of points `start..start + 8`, 8 lanes at a time: subtract the origin, multiply
-    /// by the inverse cell size, clamp, floor, mask with `dim - 1` per axis, combine.
+    /// Buckets of points `start..start + 8`, 8 lanes at a time ([`lane_keys`]).
     #[inline]
     fn keys8_simd<T: Real>(&self, lanes: &[[T; LANES]; 3]) -> [u32; 8] {
-        let mut keys = [i64x4::ZERO; 2];
-        let mut offset = 0u32;
-        for (axis, lanes) in lanes.iter().enumerate() {
-            let origin = f64x4::splat(self.origin[axis]);
-            let inv = f64x4::splat(self.inv_cell);
-            let low = f64x4::splat(-2.0);
-            let high = f64x4::splat(f64::from(self.span[axis] + 1));
-            let mask = i64x4::splat((1i64 << self.shift[axis]) - 1);
-            for (half, key) in keys.iter_mut().enumerate() {
-                let quad: &[T; 4] = lanes[half * 4..half * 4 + 4].try_into().unwrap();
-                let scaled = (T::widen4(quad) - origin) * inv;
-                let bits = floor_small(scaled.max(low).min(high));
-                *key |= (bits & mask) << offset;
-            }
-            offset += self.shift[axis];
-        }
-        let [lo, hi] = keys.map(|k| k.to_array());
-        std::array::from_fn(|k| {
-            if k < 4 {
-                lo[k] as u32
-            } else {
-                hi[k - 4] as u32
-            }
-        })
+        lane_keys(lanes, self.origin, self.inv_cell, self.span, self.shift)
     }
 
     /// Computes the bucket of every point into `keys` (in parallel).

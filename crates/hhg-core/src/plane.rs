@@ -29,11 +29,10 @@
 use std::sync::Mutex;
 
 use rayon::prelude::*;
-use wide::{f64x4, i64x4};
 
 use crate::columns::check_count;
 use crate::error::Error;
-use crate::geometry::{CELL_MARGIN, Kernel, MAX_SPAN_CELLS, floor_small, lattice_corner};
+use crate::geometry::{CELL_MARGIN, Kernel, MAX_SPAN_CELLS, cell_coord, lane_keys, lattice_corner};
 use crate::grid::{UNIT_POINTS, check_radius};
 use crate::lists::NeighborLists;
 use crate::memory::PairSink;
@@ -260,10 +259,7 @@ impl PlaneTable {
     /// points land in a cell with no occupied neighbour (exact for the set's own points).
     #[inline(always)]
     fn coord(&self, value: f64, axis: usize) -> i32 {
-        ((value - self.origin[axis]) * self.inv_cell)
-            .max(-2.0)
-            .min(f64::from(self.span[axis] + 1))
-            .floor() as i32
+        cell_coord(value, self.origin[axis], self.inv_cell, self.span[axis])
     }
 
     /// Bucket of cell coordinates (wrapping on a hashed table).
@@ -295,34 +291,10 @@ impl PlaneTable {
         })
     }
 
-    /// Buckets of 8 points, 8 lanes at a time (as 2 x 4 `f64` lanes): subtract the origin,
-    /// multiply by the inverse cell size, clamp, floor ([`floor_small`]), mask, combine.
+    /// Buckets of 8 points, 8 lanes at a time ([`lane_keys`]).
     #[inline]
     fn keys8_simd<T: Real>(&self, lanes: &[[T; LANES]; 2]) -> [u32; LANES] {
-        let mut keys = [i64x4::ZERO; 2];
-        let mut offset = 0u32;
-        for (axis, lanes) in lanes.iter().enumerate() {
-            let origin = f64x4::splat(self.origin[axis]);
-            let inv = f64x4::splat(self.inv_cell);
-            let low = f64x4::splat(-2.0);
-            let high = f64x4::splat(f64::from(self.span[axis] + 1));
-            let mask = i64x4::splat((1i64 << self.shift[axis]) - 1);
-            for (half, key) in keys.iter_mut().enumerate() {
-                let quad: &[T; 4] = lanes[half * 4..half * 4 + 4].try_into().unwrap();
-                let scaled = (T::widen4(quad) - origin) * inv;
-                let bits = floor_small(scaled.max(low).min(high));
-                *key |= (bits & mask) << offset;
-            }
-            offset += self.shift[axis];
-        }
-        let [lo, hi] = keys.map(|k| k.to_array());
-        std::array::from_fn(|k| {
-            if k < 4 {
-                lo[k] as u32
-            } else {
-                hi[k - 4] as u32
-            }
-        })
+        lane_keys(lanes, self.origin, self.inv_cell, self.span, self.shift)
     }
 
     /// Computes the bucket of every point into `keys`, in parallel.
