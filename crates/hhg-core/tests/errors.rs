@@ -12,8 +12,9 @@ fn non_finite<T: TestReal>() -> [T; 3] {
     ]
 }
 
-/// Panics unless `result` is `NonFiniteCoordinate` naming `index` and `axis` with `bad`.
-fn expect_non_finite<T: TestReal>(
+/// Panics unless `result` is `NonFiniteCoordinate` naming `index` and `axis` with `bad`
+/// (also used by the plane grid's tests).
+pub(crate) fn expect_non_finite<T: TestReal>(
     what: &str,
     result: Result<(), Error>,
     index: usize,

@@ -5,6 +5,8 @@ use hhg_core::plane::Grid2;
 use hhg_core::{Error, Kernel, NeighborLists, PairList};
 use hhg_testkit::{SplitMix64, TestReal, for_both_precisions, in_pool};
 
+use super::errors::expect_non_finite;
+
 /// The neighbour predicate of the plane, as every path of `Grid2` evaluates it.
 fn within<T: TestReal>(p: [T; 2], q: [T; 2], radius: T) -> bool {
     let dx = q[0] - p[0];
@@ -335,16 +337,8 @@ fn errors<T: TestReal>() {
             let mut points = good.clone();
             points[index][axis] = T::from_f64(bad);
             let error = grid.build(&points).unwrap_err();
-            let Error::NonFiniteCoordinate {
-                index: i,
-                axis: a,
-                value,
-            } = error
-            else {
-                panic!("expected NonFiniteCoordinate, got {error:?}");
-            };
-            assert_eq!((i, a), (index, axis));
-            assert!(value.is_nan() == bad.is_nan() && (bad.is_nan() || value == bad));
+            let what = format!("{} build", T::NAME);
+            expect_non_finite(&what, Err(error.clone()), index, axis, T::from_f64(bad));
             let x: Vec<T> = points.iter().map(|p| p[0]).collect();
             let y: Vec<T> = points.iter().map(|p| p[1]).collect();
             // `Error` holds the NaN itself, which equals nothing: compare what it prints.
