@@ -1,10 +1,12 @@
-//! Periodic boundaries: per-axis periodic orthorhombic boxes, pairs by the minimum-image
-//! rule reported with their image shift, for box lengths that need not be a multiple of the
-//! cell size.
+//! Periodic boundaries: per-axis periodic orthorhombic boxes (rectangles in the plane), pairs
+//! by the minimum-image rule reported with their image shift, for box lengths that need not be
+//! a multiple of the cell size.
 //!
 //! The points are wrapped into the box, points within one cell of a lower periodic face get
 //! ghost images shifted up by one box length on those axes (up to 7 per point near the lower
-//! corner), and the grid searches points and ghosts together. Every minimum-image pair then
+//! corner in 3-D, 3 in the plane), and the grid searches points and ghosts together: the same
+//! code runs on the 3-D [`Grid`] ([`PeriodicSearch`]) and on the plane's
+//! [`Grid2`] ([`crate::plane::PeriodicSearch2`]), through [`PeriodicGrid`]. Every minimum-image pair then
 //! appears exactly once with no axis on which both of its members are shifted (its canonical
 //! representation), and both of its members' lists come from that one distance, so the
 //! result is symmetric and does not depend on how the caller numbers the points.
@@ -12,33 +14,35 @@
 use rayon::prelude::*;
 
 use crate::error::Error;
-use crate::geometry::{CELL_MARGIN, Kernel, Points, first_non_finite};
+use crate::geometry::{CELL_MARGIN, Kernel};
 use crate::grid::{Grid, check_radius};
 use crate::lists::NeighborLists;
 use crate::memory::{check_cap, try_reserve_total};
 use crate::pairs::PairList;
 use crate::parallel::{DisjointSlice, exclusive_scan};
+use crate::plane::Grid2;
 use crate::real::Real;
 
-/// An orthorhombic box `origin .. origin + lengths`, periodic along the axes where
-/// `periodic` is true (open along the others).
+/// An orthorhombic box `origin .. origin + lengths` of `D` axes (3 by default; 2 for the
+/// plane's rectangles), periodic along the axes where `periodic` is true (open along the
+/// others).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PeriodicBox<T> {
+pub struct PeriodicBox<T, const D: usize = 3> {
     /// The lower corner.
-    pub origin: [T; 3],
+    pub origin: [T; D],
     /// The edge lengths (used along periodic axes only).
-    pub lengths: [T; 3],
+    pub lengths: [T; D],
     /// Which axes are periodic.
-    pub periodic: [bool; 3],
+    pub periodic: [bool; D],
 }
 
-impl<T: Real> PeriodicBox<T> {
-    /// A box periodic along all three axes.
-    pub fn cubic(origin: [T; 3], lengths: [T; 3]) -> Self {
+impl<T: Real, const D: usize> PeriodicBox<T, D> {
+    /// A box periodic along every axis.
+    pub fn cubic(origin: [T; D], lengths: [T; D]) -> Self {
         Self {
             origin,
             lengths,
-            periodic: [true; 3],
+            periodic: [true; D],
         }
     }
 
@@ -51,7 +55,7 @@ impl<T: Real> PeriodicBox<T> {
     /// lengths; farther away, where the box length is below the spacing of the point's own
     /// coordinate so that its place in the box is lost to rounding, the point is refused with
     /// [`Error::ImageCountOutOfRange`] (naming point 0, the point given).
-    pub fn wrap(&self, p: [T; 3]) -> Result<([T; 3], [i64; 3]), Error> {
+    pub fn wrap(&self, p: [T; D]) -> Result<([T; D], [i64; D]), Error> {
         self.wrap_point(p)
             .map_err(|(axis, images)| image_error(0, axis, p[axis], images))
     }
@@ -59,10 +63,10 @@ impl<T: Real> PeriodicBox<T> {
     /// [`PeriodicBox::wrap`], failing with the axis and the image count (in `f64`) of a
     /// count beyond [`MAX_IMAGES`].
     #[inline]
-    fn wrap_point(&self, p: [T; 3]) -> Result<([T; 3], [i64; 3]), (usize, f64)> {
+    fn wrap_point(&self, p: [T; D]) -> Result<([T; D], [i64; D]), (usize, f64)> {
         let mut out = p;
-        let mut count = [0i64; 3];
-        for a in 0..3 {
+        let mut count = [0i64; D];
+        for a in 0..D {
             if !self.periodic[a] {
                 continue;
             }
@@ -92,7 +96,7 @@ impl<T: Real> PeriodicBox<T> {
 
     /// The image of `p` shifted by `shift` box lengths, in `T`: `p + shift * L`.
     #[inline]
-    pub fn shifted(&self, p: [T; 3], shift: [i64; 3]) -> [T; 3] {
+    pub fn shifted(&self, p: [T; D], shift: [i64; D]) -> [T; D] {
         std::array::from_fn(|a| {
             if shift[a] == 0 {
                 p[a]
@@ -105,17 +109,18 @@ impl<T: Real> PeriodicBox<T> {
     /// The squared distance between `a` and the image `b + shift * L` of `b`, computed
     /// symmetrically: per axis, `a` is moved up by `L` where `shift` is `-1` and `b` where it
     /// is `1` (in `T`, as [`PeriodicBox::shifted`] does), then
-    /// `(dx*dx + dy*dy) + dz*dz`. Exchanging `a` and `b` and negating `shift` gives the same
-    /// value bit for bit. This is the distance [`PeriodicSearch`] decides pairs by.
+    /// `(dx*dx + dy*dy) + dz*dz` (`dx*dx + dy*dy` in the plane). Exchanging `a` and `b` and
+    /// negating `shift` gives the same value bit for bit. This is the distance
+    /// [`PeriodicSearch`] decides pairs by.
     #[inline]
-    pub fn image_distance_squared(&self, a: [T; 3], b: [T; 3], shift: [i64; 3]) -> T {
+    pub fn image_distance_squared(&self, a: [T; D], b: [T; D], shift: [i64; D]) -> T {
         let up_a = shift.map(|s| i64::from(s < 0));
         let up_b = shift.map(|s| i64::from(s > 0));
-        T::distance_squared(self.shifted(a, up_a), self.shifted(b, up_b))
+        distance_squared(self.shifted(a, up_a), self.shifted(b, up_b))
     }
 
     fn check(&self, radius: T) -> Result<(), Error> {
-        for a in 0..3 {
+        for a in 0..D {
             if !self.periodic[a] {
                 continue;
             }
@@ -148,7 +153,7 @@ impl<T: Real> PeriodicBox<T> {
         }
         // Checked once every axis is known to be finite, so that an overflowing extent is
         // named as such.
-        for a in 0..3 {
+        for a in 0..D {
             if !self.periodic[a] {
                 continue;
             }
@@ -175,6 +180,40 @@ impl<T: Real> PeriodicBox<T> {
     }
 }
 
+/// The squared distance of `p` and `q`, summed from the first axis on:
+/// `(dx*dx + dy*dy) + dz*dz` in 3-D (as [`Real::distance_squared`] and the grid's kernels),
+/// `dx*dx + dy*dy` in the plane (as [`Grid2`]'s).
+#[inline]
+fn distance_squared<T: Real, const D: usize>(p: [T; D], q: [T; D]) -> T {
+    let d = q[0] - p[0];
+    let mut sum = d * d;
+    for a in 1..D {
+        let d = q[a] - p[a];
+        sum = sum + d * d;
+    }
+    sum
+}
+
+/// The first NaN or infinite coordinate of `points` as an error naming its point and axis.
+fn first_non_finite<T: Real, const D: usize>(points: &[[T; D]]) -> Option<Error> {
+    let finite = points
+        .par_iter()
+        .with_min_len(4096)
+        .all(|p| p.iter().all(|v| v.is_finite()));
+    if finite {
+        return None;
+    }
+    points.iter().enumerate().find_map(|(index, p)| {
+        (0..D)
+            .find(|&axis| !p[axis].is_finite())
+            .map(|axis| Error::NonFiniteCoordinate {
+                index,
+                axis,
+                value: p[axis].to_f64(),
+            })
+    })
+}
+
 /// The spacing of the values of `T` next to 1 (its machine epsilon), widened to `f64`: the
 /// spacing next to a value `x` is at most `|x|` times it.
 fn epsilon<T: Real>() -> f64 {
@@ -189,22 +228,22 @@ fn epsilon<T: Real>() -> f64 {
 /// wrapped positions, see [`PeriodicBox::wrap`], and the shift then expressed for the caller's
 /// own positions) is the minimum-image vector from `i` to `j`, `i < j`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct PeriodicPair {
+pub struct PeriodicPair<const D: usize = 3> {
     /// The smaller index.
     pub i: u32,
     /// The larger index.
     pub j: u32,
     /// The image of `j` (in box lengths per axis) closest to `i`, for the caller's positions
     /// (at most `2 * MAX_IMAGES + 1` in magnitude).
-    pub shift: [i64; 3],
+    pub shift: [i64; D],
 }
 
 /// The minimum-image pairs of a [`PeriodicSearch`] (each `i < j`, with its shift), their
 /// squared distances when asked for, and the scratch of the search that fills them: cleared
 /// and refilled by each call, its buffers only grow.
-#[derive(Clone, Debug, Default)]
-pub struct PeriodicPairList<T: Real> {
-    pairs: Vec<PeriodicPair>,
+#[derive(Clone, Debug)]
+pub struct PeriodicPairList<T: Real, const D: usize = 3> {
+    pairs: Vec<PeriodicPair<D>>,
     distances: Vec<T>,
     has_distances: bool,
     /// The pairs of points and ghost images that the grid finds, mapped into `pairs`.
@@ -213,9 +252,21 @@ pub struct PeriodicPairList<T: Real> {
     max_pairs: Option<usize>,
 }
 
-impl<T: Real> PeriodicPairList<T> {
+impl<T: Real, const D: usize> Default for PeriodicPairList<T, D> {
+    fn default() -> Self {
+        Self {
+            pairs: Vec::new(),
+            distances: Vec::new(),
+            has_distances: false,
+            image_pairs: PairList::default(),
+            max_pairs: None,
+        }
+    }
+}
+
+impl<T: Real, const D: usize> PeriodicPairList<T, D> {
     /// The pairs, `i < j` in each.
-    pub fn pairs(&self) -> &[PeriodicPair] {
+    pub fn pairs(&self) -> &[PeriodicPair<D>] {
         &self.pairs
     }
 
@@ -237,7 +288,7 @@ impl<T: Real> PeriodicPairList<T> {
 
     /// The bytes held by the list's buffers (capacity, not length), scratch included.
     pub fn heap_bytes(&self) -> usize {
-        size_of::<PeriodicPair>() * self.pairs.capacity()
+        size_of::<PeriodicPair<D>>() * self.pairs.capacity()
             + size_of::<T>() * self.distances.capacity()
             + self.image_pairs.heap_bytes()
     }
@@ -254,7 +305,94 @@ impl<T: Real> PeriodicPairList<T> {
     }
 }
 
-/// Fixed-radius search in a periodic box: the minimum-image pairs within the radius.
+/// The grid a periodic search of `D` axes runs on: [`Grid`] in 3-D, [`Grid2`] in the plane.
+/// Sealed: the searches rely on what these two grids promise (exactly the pairs within the
+/// radius, the distance summed from the first axis on, lists ascending).
+pub trait PeriodicGrid<T: Real, const D: usize>:
+    sealed::Sealed + std::fmt::Debug + Sized + Send + Sync
+{
+    /// An empty grid for the radius.
+    #[doc(hidden)]
+    fn with_radius(radius: T) -> Result<Self, Error>;
+    /// Builds the grid over the points.
+    #[doc(hidden)]
+    fn build_points(&mut self, points: &[[T; D]]) -> Result<(), Error>;
+    /// Every pair within the radius into `out`, with its squared distance where the grid
+    /// gives them and `with_distances` asks (`out.distances_squared()` tells).
+    #[doc(hidden)]
+    fn find_pairs(&self, out: &mut PairList<T>, with_distances: bool) -> Result<(), Error>;
+    /// Every point's neighbour list, ascending.
+    #[doc(hidden)]
+    fn find_lists(&self, lists: &mut NeighborLists<T>) -> Result<(), Error>;
+    /// Chooses the kernel.
+    #[doc(hidden)]
+    fn choose_kernel(&mut self, kernel: Kernel);
+    /// The kernel chosen.
+    #[doc(hidden)]
+    fn chosen_kernel(&self) -> Kernel;
+}
+
+mod sealed {
+    /// Only the crate's grids are [`super::PeriodicGrid`]s.
+    pub trait Sealed {}
+    impl<T: crate::real::Real> Sealed for crate::grid::Grid<T> {}
+    impl<T: crate::real::Real> Sealed for crate::plane::Grid2<T> {}
+}
+
+impl<T: Real> PeriodicGrid<T, 3> for Grid<T> {
+    fn with_radius(radius: T) -> Result<Self, Error> {
+        Grid::new(radius)
+    }
+    fn build_points(&mut self, points: &[[T; 3]]) -> Result<(), Error> {
+        self.build(points)
+    }
+    fn find_pairs(&self, out: &mut PairList<T>, with_distances: bool) -> Result<(), Error> {
+        if with_distances {
+            self.pairs_with_distances(out)
+        } else {
+            self.pairs(out)
+        }
+    }
+    fn find_lists(&self, lists: &mut NeighborLists<T>) -> Result<(), Error> {
+        self.neighbor_lists(lists)
+    }
+    fn choose_kernel(&mut self, kernel: Kernel) {
+        self.set_kernel(kernel);
+    }
+    fn chosen_kernel(&self) -> Kernel {
+        self.kernel()
+    }
+}
+
+impl<T: Real> PeriodicGrid<T, 2> for Grid2<T> {
+    fn with_radius(radius: T) -> Result<Self, Error> {
+        Grid2::new(radius)
+    }
+    fn build_points(&mut self, points: &[[T; 2]]) -> Result<(), Error> {
+        self.build(points)
+    }
+    /// The plane's grid gives no distances: the search computes them from the images.
+    fn find_pairs(&self, out: &mut PairList<T>, _with_distances: bool) -> Result<(), Error> {
+        self.pairs(out)
+    }
+    fn find_lists(&self, lists: &mut NeighborLists<T>) -> Result<(), Error> {
+        self.neighbor_lists(lists)
+    }
+    fn choose_kernel(&mut self, kernel: Kernel) {
+        self.set_kernel(kernel);
+    }
+    fn chosen_kernel(&self) -> Kernel {
+        self.kernel()
+    }
+}
+
+/// Fixed-radius search in a periodic box of 3 axes: the minimum-image pairs within the radius
+/// (see [`PeriodicSearchOn`], whose 3-D form this is).
+pub type PeriodicSearch<T> = PeriodicSearchOn<T, Grid<T>, 3>;
+
+/// Fixed-radius search in a periodic box: the minimum-image pairs within the radius, on the
+/// grid `G` of `D` axes ([`PeriodicSearch`] in 3-D, [`crate::plane::PeriodicSearch2`] in the
+/// plane).
 ///
 /// A pair is reported iff [`PeriodicBox::image_distance_squared`]`(w[i], w[j], s) <= r * r`
 /// for the shift `s` in `{-1, 0, 1}` per periodic axis (`0` along open axes) of the wrapped
@@ -276,34 +414,45 @@ impl<T: Real> PeriodicPairList<T> {
 /// # Ok::<(), hhg_core::Error>(())
 /// ```
 #[derive(Debug)]
-pub struct PeriodicSearch<T: Real> {
+pub struct PeriodicSearchOn<T: Real, G, const D: usize> {
     radius: T,
-    domain: PeriodicBox<T>,
-    grid: Grid<T>,
+    domain: PeriodicBox<T, D>,
+    grid: G,
     /// The wrapped points and their ghosts of the last good build.
-    images: Images<T>,
+    images: Images<T, D>,
     /// The images of the build under way, swapped with `images` once it succeeded.
-    staged: Images<T>,
+    staged: Images<T, D>,
     /// Scratch of the prefix sum over the ghost counts.
     scan: Vec<u32>,
     len: usize,
 }
 
 /// The points of a build wrapped into the box, and their ghost images.
-#[derive(Debug, Default)]
-struct Images<T> {
+#[derive(Debug)]
+struct Images<T, const D: usize> {
     /// Wrapped points, then ghosts.
-    extended: Vec<[T; 3]>,
+    extended: Vec<[T; D]>,
     /// Per ghost: its original point and its shift (relative to the wrapped point; each
     /// component 0 or 1). The ghosts of a point are consecutive, in point order.
-    ghosts: Vec<(u32, [i32; 3])>,
+    ghosts: Vec<(u32, [i32; D])>,
     /// Per point `k`: its ghosts are `ghost_starts[k]..ghost_starts[k + 1]`.
     ghost_starts: Vec<u32>,
     /// Per point: the box lengths its wrap moved it by; empty when no point was moved.
-    wraps: Vec<[i64; 3]>,
+    wraps: Vec<[i64; D]>,
 }
 
-impl<T: Real> PeriodicSearch<T> {
+impl<T, const D: usize> Default for Images<T, D> {
+    fn default() -> Self {
+        Self {
+            extended: Vec::new(),
+            ghosts: Vec::new(),
+            ghost_starts: Vec::new(),
+            wraps: Vec::new(),
+        }
+    }
+}
+
+impl<T: Real, G: PeriodicGrid<T, D>, const D: usize> PeriodicSearchOn<T, G, D> {
     /// An empty search within `radius` in `domain`.
     ///
     /// Fails with [`Error::InvalidRadius`] for a bad radius and with [`Error::InvalidConfig`]
@@ -311,13 +460,13 @@ impl<T: Real> PeriodicSearch<T> {
     /// than twice the radius plus the spacing of `T`'s values at the box (a box below the
     /// coordinates' resolution, e.g. 2500 long at an origin of 1e15 in `f32`, where a point
     /// and its image round to the same value), or whose upper face overflows `T`.
-    pub fn new(radius: T, domain: PeriodicBox<T>) -> Result<Self, Error> {
+    pub fn new(radius: T, domain: PeriodicBox<T, D>) -> Result<Self, Error> {
         check_radius(radius)?;
         domain.check(radius)?;
         Ok(Self {
             radius,
             domain,
-            grid: Grid::new(radius)?,
+            grid: G::with_radius(radius)?,
             images: Images::default(),
             staged: Images::default(),
             scan: Vec::new(),
@@ -326,7 +475,7 @@ impl<T: Real> PeriodicSearch<T> {
     }
 
     /// The box.
-    pub fn domain(&self) -> &PeriodicBox<T> {
+    pub fn domain(&self) -> &PeriodicBox<T, D> {
         &self.domain
     }
 
@@ -338,12 +487,12 @@ impl<T: Real> PeriodicSearch<T> {
     /// Chooses the SIMD (default) or the scalar reference kernel of the grid behind the
     /// search; both give identical results.
     pub fn set_kernel(&mut self, kernel: Kernel) {
-        self.grid.set_kernel(kernel);
+        self.grid.choose_kernel(kernel);
     }
 
     /// The kernel the searches run.
     pub fn kernel(&self) -> Kernel {
-        self.grid.kernel()
+        self.grid.chosen_kernel()
     }
 
     /// How many points the last build held.
@@ -367,9 +516,9 @@ impl<T: Real> PeriodicSearch<T> {
     /// for its image count (see [`PeriodicBox::wrap`]), or points (with their ghost images)
     /// spanning more cells than the grid numbers along an open axis or a long box; each error
     /// names a caller's point. The checks of the points come before anything changes.
-    pub fn build(&mut self, points: &[[T; 3]]) -> Result<(), Error> {
+    pub fn build(&mut self, points: &[[T; D]]) -> Result<(), Error> {
         crate::columns::check_count(points.len())?;
-        if let Some(error) = first_non_finite(Points::Aos(points)) {
+        if let Some(error) = first_non_finite(points) {
             return Err(error);
         }
         let domain = self.domain;
@@ -378,7 +527,7 @@ impl<T: Real> PeriodicSearch<T> {
         let inside = points
             .par_iter()
             .with_min_len(4096)
-            .all(|&p| domain.wrap_point(p) == Ok((p, [0; 3])));
+            .all(|&p| domain.wrap_point(p) == Ok((p, [0; D])));
         if !inside
             && let Some(k) = points
                 .par_iter()
@@ -401,8 +550,8 @@ impl<T: Real> PeriodicSearch<T> {
         if inside {
             staged.extended.extend_from_slice(points);
         } else {
-            staged.extended.resize(n, [T::default(); 3]);
-            staged.wraps.resize(n, [0; 3]);
+            staged.extended.resize(n, [T::default(); D]);
+            staged.wraps.resize(n, [0; D]);
             staged
                 .extended
                 .par_iter_mut()
@@ -418,11 +567,10 @@ impl<T: Real> PeriodicSearch<T> {
         // placed by a prefix sum, written in parallel (in point order whatever the threads).
         let margin = self.radius.to_f64() * (1.0 + CELL_MARGIN) * (1.0 + CELL_MARGIN);
         let origin = domain.origin.map(T::to_f64);
-        let near_faces = |p: &[T; 3]| -> u32 {
-            let near = |a: usize| {
-                u32::from(domain.periodic[a] && p[a].to_f64() - origin[a] <= margin) << a
-            };
-            near(0) | near(1) | near(2)
+        let near_faces = |p: &[T; D]| -> u32 {
+            (0..D).fold(0, |near, a| {
+                near | u32::from(domain.periodic[a] && p[a].to_f64() - origin[a] <= margin) << a
+            })
         };
         staged.ghost_starts.clear();
         staged.ghost_starts.resize(n + 1, 0);
@@ -434,8 +582,8 @@ impl<T: Real> PeriodicSearch<T> {
         let total = exclusive_scan(&mut staged.ghost_starts[..n], &mut self.scan) as usize;
         staged.ghost_starts[n] = total as u32;
         crate::columns::check_count(n + total)?;
-        staged.extended.resize(n + total, [T::default(); 3]);
-        staged.ghosts.resize(total, (0, [0; 3]));
+        staged.extended.resize(n + total, [T::default(); D]);
+        staged.ghosts.resize(total, (0, [0; D]));
         let (points, ghost_points) = staged.extended.split_at_mut(n);
         let ghost_points = DisjointSlice::new(ghost_points);
         let ghosts = DisjointSlice::new(&mut staged.ghosts);
@@ -447,11 +595,11 @@ impl<T: Real> PeriodicSearch<T> {
                 return;
             }
             let mut at = starts[k] as usize;
-            for axes in 1u32..8 {
+            for axes in 1u32..1 << D {
                 if axes & !near != 0 {
                     continue;
                 }
-                let shift: [i32; 3] = std::array::from_fn(|a| ((axes >> a) & 1) as i32);
+                let shift: [i32; D] = std::array::from_fn(|a| ((axes >> a) & 1) as i32);
                 // SAFETY: point k owns ghost slots starts[k]..starts[k + 1] (the prefix sum of
                 // the counts just made with the same `near_faces`), which lie below `total`.
                 unsafe {
@@ -464,7 +612,7 @@ impl<T: Real> PeriodicSearch<T> {
         });
         // An error names the point or ghost at the far end of the points; a ghost is named
         // by its point.
-        if let Err(error) = self.grid.build(&staged.extended) {
+        if let Err(error) = self.grid.build_points(&staged.extended) {
             return Err(error.with_caller_point(|index| match index.checked_sub(n) {
                 Some(g) => staged.ghosts[g].0 as usize,
                 None => index,
@@ -480,19 +628,23 @@ impl<T: Real> PeriodicSearch<T> {
     ///
     /// Fails with [`Error::OutOfMemory`] or [`Error::OutputTooLarge`] (past the list's cap,
     /// [`PeriodicPairList::set_max_pairs`]) and then leaves `out` empty.
-    pub fn pairs(&self, out: &mut PeriodicPairList<T>) -> Result<(), Error> {
+    pub fn pairs(&self, out: &mut PeriodicPairList<T, D>) -> Result<(), Error> {
         self.fill_pairs(out, false)
     }
 
     /// [`PeriodicSearch::pairs`] with the squared minimum-image distance of each pair
     /// ([`PeriodicBox::image_distance_squared`] of the wrapped positions).
-    pub fn pairs_with_distances(&self, out: &mut PeriodicPairList<T>) -> Result<(), Error> {
+    pub fn pairs_with_distances(&self, out: &mut PeriodicPairList<T, D>) -> Result<(), Error> {
         self.fill_pairs(out, true)
     }
 
     /// The pairs of points and ghosts that the grid finds, each kept once (its canonical
     /// copy) and mapped to the caller's points and shift.
-    fn fill_pairs(&self, out: &mut PeriodicPairList<T>, with_distances: bool) -> Result<(), Error> {
+    fn fill_pairs(
+        &self,
+        out: &mut PeriodicPairList<T, D>,
+        with_distances: bool,
+    ) -> Result<(), Error> {
         let result = self.fill_pairs_inner(out, with_distances);
         if result.is_err() {
             out.pairs.clear();
@@ -504,7 +656,7 @@ impl<T: Real> PeriodicSearch<T> {
 
     fn fill_pairs_inner(
         &self,
-        out: &mut PeriodicPairList<T>,
+        out: &mut PeriodicPairList<T, D>,
         with_distances: bool,
     ) -> Result<(), Error> {
         let PeriodicPairList {
@@ -517,13 +669,9 @@ impl<T: Real> PeriodicSearch<T> {
         out_pairs.clear();
         out_distances.clear();
         // A pair is found at most once per combination of axes on which both of its members
-        // are shifted (8): the images' pairs may take eight times the cap.
-        image_pairs.set_max_pairs(max_pairs.map(|cap| cap.saturating_mul(8)));
-        if with_distances {
-            self.grid.pairs_with_distances(image_pairs)?;
-        } else {
-            self.grid.pairs(image_pairs)?;
-        }
+        // are shifted (8 in 3-D): the images' pairs may take that many times the cap.
+        image_pairs.set_max_pairs(max_pairs.map(|cap| cap.saturating_mul(1 << D)));
+        self.grid.find_pairs(image_pairs, with_distances)?;
         *has_distances = with_distances;
         let image_distances = image_pairs.distances_squared();
         // Room for every image pair: the canonical copies are at most as many.
@@ -541,19 +689,27 @@ impl<T: Real> PeriodicSearch<T> {
             let (oa, ob) = (self.original(a), self.original(b));
             debug_assert_ne!(oa, ob, "two images of one point within the radius");
             // The image of `b`'s wrapped point near `a`'s is shifted by `sb - sa`.
-            let (i, j, internal): (u32, u32, [i64; 3]) = if oa < ob {
+            let (i, j, internal): (u32, u32, [i64; D]) = if oa < ob {
                 (oa, ob, std::array::from_fn(|k| i64::from(sb[k] - sa[k])))
             } else {
                 (ob, oa, std::array::from_fn(|k| i64::from(sa[k] - sb[k])))
             };
             // The shift for the caller's positions: x_j + s L - x_i with x = w - wrap L (no
             // overflow: each wrap is at most `MAX_IMAGES` in magnitude).
-            let wrap = |k: u32| self.images.wraps.get(k as usize).copied().unwrap_or([0; 3]);
+            let wrap = |k: u32| self.images.wraps.get(k as usize).copied().unwrap_or([0; D]);
             let (wi, wj) = (wrap(i), wrap(j));
             let shift = std::array::from_fn(|k| internal[k] + wj[k] - wi[k]);
             out_pairs.push(PeriodicPair { i, j, shift });
-            if let Some(image_distances) = image_distances {
-                out_distances.push(image_distances[k]);
+            if with_distances {
+                // The grid's distance where it gives them (the same sum: see
+                // `distance_squared`), else that of the two images.
+                out_distances.push(match image_distances {
+                    Some(image_distances) => image_distances[k],
+                    None => {
+                        let extended = &self.images.extended;
+                        distance_squared(extended[a as usize], extended[b as usize])
+                    }
+                });
             }
         }
         check_cap("pairs", out_pairs.len(), max_pairs.unwrap_or(usize::MAX))
@@ -561,10 +717,10 @@ impl<T: Real> PeriodicSearch<T> {
 
     /// The shift of a point (none) or ghost of the extended set.
     #[inline]
-    fn shift_of(&self, e: u32) -> [i32; 3] {
+    fn shift_of(&self, e: u32) -> [i32; D] {
         match (e as usize).checked_sub(self.len) {
             Some(g) => self.images.ghosts[g].1,
-            None => [0; 3],
+            None => [0; D],
         }
     }
 
@@ -587,11 +743,11 @@ impl<T: Real> PeriodicSearch<T> {
     /// ([`NeighborLists::set_max_entries`]); `lists` then holds no list.
     pub fn neighbor_lists(&self, lists: &mut NeighborLists<T>) -> Result<(), Error> {
         let mut extended = lists.images.0.take().unwrap_or_default();
-        // Each entry is found at most once per combination of shifted axes (8).
-        extended.set_max_entries(lists.max_entries().map(|cap| cap.saturating_mul(8)));
+        // Each entry is found at most once per combination of shifted axes (8 in 3-D).
+        extended.set_max_entries(lists.max_entries().map(|cap| cap.saturating_mul(1 << D)));
         let result = self
             .grid
-            .neighbor_lists(&mut extended)
+            .find_lists(&mut extended)
             .and_then(|()| self.merge_image_lists(&extended, lists));
         if result.is_err() {
             lists.clear_after_failure();
@@ -670,6 +826,6 @@ fn image_error<T: Real>(index: usize, axis: usize, value: T, images: f64) -> Err
 /// Whether a pair of images with shifts `a` and `b` (components 0 or 1) is the pair's
 /// canonical representation: no axis on which both are shifted.
 #[inline]
-fn canonical(a: [i32; 3], b: [i32; 3]) -> bool {
-    (a[0] & b[0]) | (a[1] & b[1]) | (a[2] & b[2]) == 0
+fn canonical<const D: usize>(a: [i32; D], b: [i32; D]) -> bool {
+    (0..D).fold(0, |both, k| both | (a[k] & b[k])) == 0
 }

@@ -41,6 +41,36 @@ use crate::parallel::DisjointSlice;
 use crate::real::{LANES, Real};
 use crate::sort::{SortScratch, counting_sort, cut_units};
 
+/// A periodic rectangle of the plane (see [`crate::periodic::PeriodicBox`]): `PeriodicBox2::cubic(origin,
+/// lengths)` is periodic along both axes.
+pub type PeriodicBox2<T> = crate::periodic::PeriodicBox<T, 2>;
+
+/// A minimum-image pair of [`PeriodicSearch2`], with its shift in box lengths per axis.
+pub type PeriodicPair2 = crate::periodic::PeriodicPair<2>;
+
+/// The pairs of [`PeriodicSearch2`] (see [`crate::periodic::PeriodicPairList`]).
+pub type PeriodicPairList2<T> = crate::periodic::PeriodicPairList<T, 2>;
+
+/// Fixed-radius search in a periodic rectangle: the minimum-image pairs within the radius,
+/// with their shifts, and the points' neighbour lists; the 3-D
+/// [`crate::periodic::PeriodicSearch`]'s code on [`Grid2`] (points are wrapped into the
+/// rectangle, those near a lower periodic edge get ghost images, up to 3 per point).
+///
+/// ```
+/// use hhg_core::plane::{PeriodicBox2, PeriodicPairList2, PeriodicSearch2};
+///
+/// let points = [[0.1f64, 5.0], [9.8, 5.0], [5.0, 5.0]];
+/// let mut search = PeriodicSearch2::new(1.0, PeriodicBox2::cubic([0.0; 2], [10.0; 2]))?;
+/// search.build(&points)?;
+/// let mut pairs = PeriodicPairList2::default();
+/// search.pairs(&mut pairs)?;
+/// assert_eq!(pairs.len(), 1);
+/// let pair = pairs.pairs()[0];
+/// assert_eq!((pair.i, pair.j, pair.shift), (0, 1, [-1, 0]));
+/// # Ok::<(), hhg_core::Error>(())
+/// ```
+pub type PeriodicSearch2<T> = crate::periodic::PeriodicSearchOn<T, Grid2<T>, 2>;
+
 /// A dense table is used when it needs at most this many buckets per point (and at least
 /// [`MIN_DENSE_BUCKETS`]), as in 3-D.
 const DENSE_BUCKETS_PER_POINT: usize = 4;

@@ -81,30 +81,32 @@ pub fn oracle_sphere_pairs<T: Real>(
 /// Brute force under periodic boundaries: every minimum-image pair, on the wrapped points, with the shift for the
 /// caller's positions and the squared distance between the two images (in the input
 /// precision); sorted by pair.
-pub fn oracle_periodic_pairs<T: Real>(
-    points: &[[T; 3]],
+pub fn oracle_periodic_pairs<T: Real, const D: usize>(
+    points: &[[T; D]],
     radius: T,
-    domain: &PeriodicBox<T>,
-) -> Vec<(PeriodicPair, T)> {
-    let wrapped: Vec<([T; 3], [i64; 3])> =
+    domain: &PeriodicBox<T, D>,
+) -> Vec<(PeriodicPair<D>, T)> {
+    let wrapped: Vec<([T; D], [i64; D])> =
         points.iter().map(|&p| domain.wrap(p).unwrap()).collect();
-    let range = |a: usize| if domain.periodic[a] { -1..=1 } else { 0..=0 };
+    // Every shift of -1, 0 or 1 per axis (0 only along open axes), as a number in base 3.
+    let shifts: Vec<[i64; D]> = (0..3usize.pow(D as u32))
+        .map(|code| std::array::from_fn(|a| (code / 3usize.pow(a as u32) % 3) as i64 - 1))
+        .filter(|s: &[i64; D]| (0..D).all(|a| domain.periodic[a] || s[a] == 0))
+        .collect();
     let mut pairs = Vec::new();
     for i in 0..points.len() {
         for j in i + 1..points.len() {
-            let mut found: Vec<([i64; 3], T)> = Vec::new();
-            for sx in range(0) {
-                for sy in range(1) {
-                    for sz in range(2) {
-                        let s = [sx, sy, sz];
-                        // The documented rule: per axis, the point below is moved up by L.
-                        let a = domain.shifted(wrapped[i].0, s.map(|v| i64::from(v < 0)));
-                        let b = domain.shifted(wrapped[j].0, s.map(|v| i64::from(v > 0)));
-                        let d2 = T::distance_squared(a, b);
-                        if d2 <= radius * radius {
-                            found.push((s, d2));
-                        }
-                    }
+            let mut found: Vec<([i64; D], T)> = Vec::new();
+            for &s in &shifts {
+                // The documented rule: per axis, the point below is moved up by L.
+                let a = domain.shifted(wrapped[i].0, s.map(|v| i64::from(v < 0)));
+                let b = domain.shifted(wrapped[j].0, s.map(|v| i64::from(v > 0)));
+                // Summed from the first axis on: `(dx*dx + dy*dy) + dz*dz` in 3-D.
+                let d2 = (1..D).fold((b[0] - a[0]) * (b[0] - a[0]), |sum, k| {
+                    sum + (b[k] - a[k]) * (b[k] - a[k])
+                });
+                if d2 <= radius * radius {
+                    found.push((s, d2));
                 }
             }
             assert!(found.len() <= 1, "pair ({i}, {j}) within r in two images");
