@@ -26,8 +26,6 @@
 //! # Ok::<(), hhg_core::Error>(())
 //! ```
 
-use std::sync::Mutex;
-
 use rayon::prelude::*;
 
 use crate::columns::check_count;
@@ -35,7 +33,7 @@ use crate::error::Error;
 use crate::geometry::{CELL_MARGIN, Kernel, MAX_SPAN_CELLS, cell_coord, lane_keys, lattice_corner};
 use crate::grid::{UNIT_POINTS, check_radius};
 use crate::lists::NeighborLists;
-use crate::memory::PairSink;
+use crate::memory::{PairSink, check_cap, try_reserve_total, try_resize};
 use crate::pairs::PairList;
 use crate::parallel::DisjointSlice;
 use crate::real::{LANES, Real};
@@ -395,22 +393,99 @@ fn row_base(table: &PlaneTable, by: u32, dy: i32) -> u32 {
     (by.wrapping_add(dy as u32) & my) << table.shift[0]
 }
 
-/// The lists one work unit found: each of its points' list, one after the other.
+/// The lists one work unit found: each of its searching points' list, one after the other.
+///
+/// Its buffers grow only through [`crate::memory`]: a unit that finds no memory, or whose
+/// lists pass the output's cap, records why in `failure` and stops; the pass then fails
+/// before the output grows.
 #[derive(Debug, Default)]
 struct UnitLists {
-    /// The entries (caller indices), list after list.
+    /// The entries (caller indices), list after list: only `..filled` is meaningful, the
+    /// rest is room for the candidates of the list being gathered.
     entries: Vec<u32>,
+    /// How many entries the unit's lists hold.
+    filled: usize,
     /// Where each list ends in `entries`.
     ends: Vec<u32>,
+    /// The most entries the output may hold: a unit alone past it fails.
+    cap: usize,
+    /// Why the unit stopped short (no memory, or past the cap).
+    failure: Option<Error>,
 }
 
 impl UnitLists {
+    /// Empties the buffer for `lists` lists of an output capped at `cap` entries, with room
+    /// to record where each ends. False, with the reason recorded, without the memory.
+    fn start(&mut self, lists: usize, cap: usize) -> bool {
+        self.filled = 0;
+        self.ends.clear();
+        self.cap = cap;
+        self.failure = None;
+        if let Err(error) = try_reserve_total(&mut self.ends, lists, "a work unit's list ends") {
+            self.failure = Some(error);
+            return false;
+        }
+        true
+    }
+
+    /// Makes room for `candidates` more entries past the filled ones. False, with the reason
+    /// recorded, when the memory is not there.
+    #[inline(always)]
+    fn room_for(&mut self, candidates: usize) -> bool {
+        let needed = self.filled + candidates;
+        if needed <= self.entries.len() {
+            return true;
+        }
+        self.grow(needed)
+    }
+
+    #[cold]
+    fn grow(&mut self, needed: usize) -> bool {
+        match try_resize(&mut self.entries, needed, 0, "a work unit's list entries") {
+            Ok(()) => true,
+            Err(error) => {
+                self.failure = Some(error);
+                false
+            }
+        }
+    }
+
+    /// Records the list that ends at entry `end`. False, with the reason recorded, when the
+    /// unit's lists pass the output's cap.
+    #[inline(always)]
+    fn close_list(&mut self, end: usize) -> bool {
+        debug_assert!(
+            self.ends.len() < self.ends.capacity(),
+            "a list past the reserved room"
+        );
+        self.ends.push(end as u32);
+        self.filled = end;
+        if let Err(error) = check_cap("list entries", end, self.cap) {
+            self.failure = Some(error);
+            return false;
+        }
+        true
+    }
+
     /// Where list `k` of the unit starts in `entries`, and its length.
     #[inline(always)]
     fn list(&self, k: usize) -> (u32, u32) {
         let start = if k == 0 { 0 } else { self.ends[k - 1] };
         (start, self.ends[k] - start)
     }
+}
+
+/// Buffers for `units` work units, without aborting when the memory is not there.
+fn unit_buffers(units: usize) -> Result<Vec<UnitLists>, Error> {
+    let mut buffers = Vec::new();
+    try_reserve_total(&mut buffers, units, "the work units' lists")?;
+    buffers.resize_with(units, UnitLists::default);
+    Ok(buffers)
+}
+
+/// The first failure of the units, in unit order (the same for any thread count).
+fn first_failure(buffers: &mut [UnitLists]) -> Option<Error> {
+    buffers.iter_mut().find_map(|buffer| buffer.failure.take())
 }
 
 /// A fixed-radius neighbour grid over points of the plane, `[T; 2]`.
@@ -437,18 +512,6 @@ pub struct Grid2<T: Real> {
     /// The bucket of each point, in the caller's numbering.
     keys: Vec<u32>,
     sort_scratch: SortScratch,
-    /// The list pass's buffers, kept across calls (behind a lock, as the searches borrow the
-    /// grid shared): a repeated search reuses them instead of faulting in fresh pages.
-    scratch: Mutex<ListScratch>,
-}
-
-/// The buffers of [`Grid2::neighbor_lists`].
-#[derive(Debug, Default)]
-struct ListScratch {
-    /// One buffer per work unit.
-    units: Vec<UnitLists>,
-    /// Per caller index: the unit holding its list, the list's start there and its length.
-    places: Vec<[u32; 3]>,
 }
 
 impl<T: Real> Grid2<T> {
@@ -470,7 +533,6 @@ impl<T: Real> Grid2<T> {
             units: Vec::new(),
             keys: Vec::new(),
             sort_scratch: SortScratch::default(),
-            scratch: Mutex::default(),
         })
     }
 
@@ -682,8 +744,8 @@ impl<T: Real> Grid2<T> {
 
     /// The neighbour lists of every point in CSR form, numbered as the caller numbered the
     /// points: list `i` holds every `j != i` within the radius of point `i`, ascending; no
-    /// distances. The pass's buffers stay in the grid for the next call (calls on one grid
-    /// from several threads at once take turns).
+    /// distances. The pass's buffers are its own: calls on one grid from several threads
+    /// run at once.
     ///
     /// Fails with [`Error::OutOfMemory`] or [`Error::OutputTooLarge`] (see
     /// [`NeighborLists::set_max_entries`]) and then leaves no list.
@@ -692,52 +754,70 @@ impl<T: Real> Grid2<T> {
         let Some(table) = self.table else {
             return lists.assign_with(0, |_| 0, |_, _| {});
         };
-        // A poisoned lock only means a panic in an earlier call: the scratch is rewritten here.
-        let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
-        let ListScratch { units, places } = &mut *scratch;
-        units.resize_with(self.units.len(), UnitLists::default);
-        units
-            .par_iter_mut()
-            .zip(&self.units)
-            .for_each(|(buffer, &unit)| self.unit_lists(&table, unit, buffer));
-        let buffers = &units[..self.units.len()];
-        // Where each caller index's list lies: its unit, its start in the unit and its length.
-        places.resize(n, [0; 3]);
-        {
-            let shared = DisjointSlice::new(&mut places[..n]);
-            self.units
-                .par_iter()
-                .zip(buffers)
-                .enumerate()
-                .for_each(|(u, (unit, buffer))| {
-                    let first = self.starts[unit.0 as usize] as usize;
-                    for k in 0..buffer.ends.len() {
-                        let (start, len) = buffer.list(k);
-                        let i = self.order[first + k] as usize;
-                        debug_assert!(i < n);
-                        // SAFETY: `order` is a permutation of `0..n` (the counting sort's) and
-                        // the units cover disjoint ranges of sorted positions, so caller index
-                        // `i` is written by this task alone, and it is below `n`.
-                        unsafe { shared.write(i, [u as u32, start, len]) };
-                    }
-                });
+        let cap = lists.max_entries().unwrap_or(usize::MAX);
+        let result = self
+            .gather_own_lists(&table, cap)
+            .and_then(|(buffers, places)| {
+                let list = |i: usize| {
+                    let [unit, k] = places[i];
+                    let buffer = &buffers[unit as usize];
+                    let (start, len) = buffer.list(k as usize);
+                    &buffer.entries[start as usize..(start + len) as usize]
+                };
+                lists.assign_with(n, |i| list(i).len(), |i, out| out.copy_from_slice(list(i)))
+            });
+        if result.is_err() {
+            lists.clear_after_failure();
         }
-        let places: &[[u32; 3]] = &places[..n];
-        lists.assign_with(
-            n,
-            |i| places[i][2] as usize,
-            |i, list| {
-                let [u, start, len] = places[i];
-                let start = start as usize;
-                list.copy_from_slice(&buffers[u as usize].entries[start..start + len as usize]);
-            },
-        )
+        result
     }
 
-    /// The lists of the points of buckets `unit.0..unit.1`, in sorted position order.
-    fn unit_lists(&self, table: &PlaneTable, unit: (u32, u32), out: &mut UnitLists) {
-        out.entries.clear();
-        out.ends.clear();
+    /// Runs the work units of the set against itself, each into its own buffer, and finds
+    /// where each caller index's list lies: its unit and its rank there. Fails, before any
+    /// output grows, where a unit stopped short.
+    fn gather_own_lists(
+        &self,
+        table: &PlaneTable,
+        cap: usize,
+    ) -> Result<(Vec<UnitLists>, Vec<[u32; 2]>), Error> {
+        let n = self.len();
+        let mut buffers = unit_buffers(self.units.len())?;
+        buffers
+            .par_iter_mut()
+            .zip(&self.units)
+            .for_each(|(buffer, &unit)| self.unit_lists(table, unit, cap, buffer));
+        if let Some(error) = first_failure(&mut buffers) {
+            return Err(error);
+        }
+        let mut places = Vec::new();
+        try_resize(&mut places, n, [0u32; 2], "the lists' places")?;
+        let shared = DisjointSlice::new(&mut places[..]);
+        self.units
+            .par_iter()
+            .zip(&buffers)
+            .enumerate()
+            .for_each(|(u, (unit, buffer))| {
+                let first = self.starts[unit.0 as usize] as usize;
+                for k in 0..buffer.ends.len() {
+                    let i = self.order[first + k] as usize;
+                    debug_assert!(i < n);
+                    // SAFETY: `order` is a permutation of `0..n` (the counting sort's) and
+                    // the units cover disjoint ranges of sorted positions, so caller index
+                    // `i` is written by this task alone, and it is below `n`.
+                    unsafe { shared.write(i, [u as u32, k as u32]) };
+                }
+            });
+        Ok((buffers, places))
+    }
+
+    /// The lists of the points of buckets `unit.0..unit.1`, in sorted position order, each
+    /// without the point itself; stops at the first failure.
+    fn unit_lists(&self, table: &PlaneTable, unit: (u32, u32), cap: usize, out: &mut UnitLists) {
+        let first = self.starts[unit.0 as usize];
+        let last = self.starts[unit.1 as usize];
+        if !out.start((last - first) as usize, cap) {
+            return;
+        }
         for b in unit.0..unit.1 {
             let (s, e) = (self.starts[b as usize], self.starts[b as usize + 1]);
             if s == e {
@@ -745,19 +825,35 @@ impl<T: Real> Grid2<T> {
             }
             let rows = self.neighbourhood(table, table.bucket_coords(b));
             for i in s..e {
-                let p = self.point(i as usize);
-                let list_start = out.entries.len();
-                for &(start, end) in rows.as_slice() {
-                    self.scan(p, start, end, |j| {
-                        if j != i as usize {
-                            out.entries.push(self.order[j]);
-                        }
-                    });
+                if !self.gather_list(self.point(i as usize), &rows, i as usize, out) {
+                    return;
                 }
-                out.entries[list_start..].sort_unstable();
-                out.ends.push(out.entries.len() as u32);
             }
         }
+    }
+
+    /// Appends to `out` the list of `p`: the caller index of every point of `rows` within the
+    /// radius of `p` but the one at sorted position `skip`, ascending. False, with the reason
+    /// recorded in `out`, when the memory is not there or the unit passes the output's cap.
+    #[inline(always)]
+    fn gather_list(&self, p: [T; 2], rows: &Rows, skip: usize, out: &mut UnitLists) -> bool {
+        let candidates: u32 = rows.as_slice().iter().map(|&(s, e)| e - s).sum();
+        if !out.room_for(candidates as usize) {
+            return false;
+        }
+        let start = out.filled;
+        let mut end = start;
+        let entries = &mut out.entries;
+        for &(s, e) in rows.as_slice() {
+            self.scan(p, s, e, |j| {
+                if j != skip {
+                    entries[end] = self.order[j];
+                    end += 1;
+                }
+            });
+        }
+        entries[start..end].sort_unstable();
+        out.close_list(end)
     }
 
     /// The neighbour lists of query points not in the set, in CSR form: list `q` holds every
@@ -765,7 +861,8 @@ impl<T: Real> Grid2<T> {
     ///
     /// Fails with [`Error::NonFiniteCoordinate`] (naming the query point and axis) and then
     /// leaves the lists as they were; with [`Error::OutOfMemory`] or
-    /// [`Error::OutputTooLarge`], and then leaves no list.
+    /// [`Error::OutputTooLarge`] (see [`NeighborLists::set_max_entries`]), and then leaves
+    /// no list.
     pub fn query(&self, points: &[[T; 2]], lists: &mut NeighborLists<T>) -> Result<(), Error> {
         let queries = PlanePoints::Aos(points);
         if let Some(error) = first_non_finite_fast(queries) {
@@ -774,38 +871,52 @@ impl<T: Real> Grid2<T> {
         let Some(table) = self.table else {
             return lists.assign_with(points.len(), |_| 0, |_, _| {});
         };
-        let buffers: Vec<UnitLists> = points
-            .par_chunks(QUERY_UNIT)
-            .map(|chunk| {
-                let mut out = UnitLists::default();
-                for &p in chunk {
-                    let c = [0, 1].map(|axis| table.coord(p[axis].to_f64(), axis));
-                    let list_start = out.entries.len();
-                    if table.may_have_neighbours(c) {
-                        let b = table.bucket(c);
-                        for &(start, end) in self
-                            .neighbourhood(&table, table.bucket_coords(b))
-                            .as_slice()
-                        {
-                            self.scan(p, start, end, |j| out.entries.push(self.order[j]));
-                        }
-                        out.entries[list_start..].sort_unstable();
+        let cap = lists.max_entries().unwrap_or(usize::MAX);
+        let result = unit_buffers(points.len().div_ceil(QUERY_UNIT)).and_then(|mut buffers| {
+            buffers
+                .par_iter_mut()
+                .zip(points.par_chunks(QUERY_UNIT))
+                .for_each(|(out, chunk)| {
+                    if !out.start(chunk.len(), cap) {
+                        return;
                     }
-                    out.ends.push(out.entries.len() as u32);
-                }
-                out
-            })
-            .collect();
-        let list = |q: usize| buffers[q / QUERY_UNIT].list(q % QUERY_UNIT);
-        lists.assign_with(
-            points.len(),
-            |q| list(q).1 as usize,
-            |q, out| {
-                let (start, len) = list(q);
-                let start = start as usize;
-                out.copy_from_slice(&buffers[q / QUERY_UNIT].entries[start..start + len as usize]);
-            },
-        )
+                    for &p in chunk {
+                        let rows = self.rows_around(&table, p);
+                        if !self.gather_list(p, &rows, usize::MAX, out) {
+                            return;
+                        }
+                    }
+                });
+            if let Some(error) = first_failure(&mut buffers) {
+                return Err(error);
+            }
+            let list = |q: usize| {
+                let buffer = &buffers[q / QUERY_UNIT];
+                let (start, len) = buffer.list(q % QUERY_UNIT);
+                &buffer.entries[start as usize..(start + len) as usize]
+            };
+            lists.assign_with(
+                points.len(),
+                |q| list(q).len(),
+                |q, out| out.copy_from_slice(list(q)),
+            )
+        });
+        if result.is_err() {
+            lists.clear_after_failure();
+        }
+        result
+    }
+
+    /// The rows of the neighbourhood of the cell of `p` (a point of the set or not); none
+    /// when no point of the set can lie within one cell of it.
+    #[inline(always)]
+    fn rows_around(&self, table: &PlaneTable, p: [T; 2]) -> Rows {
+        let c = [0, 1].map(|axis| table.coord(p[axis].to_f64(), axis));
+        if table.may_have_neighbours(c) {
+            self.neighbourhood(table, table.bucket_coords(table.bucket(c)))
+        } else {
+            Rows::default()
+        }
     }
 }
 

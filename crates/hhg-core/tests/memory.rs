@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hhg_core::broad::{Aabb, BroadPhase, RadiusRule, VariableRadiusSearch};
 use hhg_core::periodic::{PeriodicBox, PeriodicPairList, PeriodicSearch};
+use hhg_core::plane::Grid2;
 use hhg_core::{
     CoreScheme, Error, FixedRadiusScheme, Grid, ListOrder, NeighborLists, NeighborSearch, PairList,
 };
@@ -283,6 +284,129 @@ fn caps_fail_before_the_output_grows() {
     capped.set_max_pairs(Some(all.len()));
     periodic.pairs(&mut capped).unwrap();
     assert_eq!(capped.pairs(), all.pairs());
+}
+
+/// `n` plane points in a square small against the radius: every point neighbours every
+/// other, as in [`one_cell`].
+fn one_plane_cell(n: usize, seed: u64) -> Vec<[f32; 2]> {
+    let mut rng = SplitMix64::new(seed);
+    (0..n)
+        .map(|_| [rng.range(0.0, 0.1) as f32, rng.range(0.0, 0.1) as f32])
+        .collect()
+}
+
+/// The plane grid's outputs as the 3-D ones: 3,000 points in one cell want 9M list entries
+/// (36 MB); with requests above 4 MB refused its lists, pairs and queries fail with
+/// `OutOfMemory`, leave an empty output and a grid that then succeeds; a cap below the
+/// output fails with `OutputTooLarge` before the output grows past it, a cap at the
+/// output's size passes.
+#[test]
+fn plane_outputs_past_memory_or_caps_fail_instead_of_aborting() {
+    let _one = one_test_at_a_time();
+    let n = 3000;
+    let random = one_plane_cell(n, 3);
+    let mut grid = Grid2::new(1.0f32).unwrap();
+    grid.build(&random).unwrap();
+    let mut sorted_grid = Grid2::new(1.0f32).unwrap();
+    let sorted: Vec<[f32; 2]> = grid.order().iter().map(|&i| random[i as usize]).collect();
+    sorted_grid.build(&sorted).unwrap();
+    let limit = 4 << 20;
+    for (order, grid) in [("random", &grid), ("cell order", &sorted_grid)] {
+        for threads in [1, 2] {
+            let what = format!("plane, {order}, {threads} threads");
+            let mut lists = NeighborLists::default();
+            let mut pairs = PairList::default();
+            let failed = in_pool(threads, || {
+                with_limit(limit, || {
+                    (
+                        grid.neighbor_lists(&mut lists),
+                        grid.pairs(&mut pairs),
+                        grid.query(&random[..1000], &mut lists),
+                    )
+                })
+            });
+            for (call, result) in [
+                ("lists", failed.0),
+                ("pairs", failed.1),
+                ("query", failed.2),
+            ] {
+                let error = result.expect_err(&format!("{what}: {call} should fail"));
+                assert!(is_memory_error(&error), "{what}: {call}: {error:?}");
+                assert!(error.to_string().contains("out of memory"), "{error}");
+            }
+            assert_eq!((lists.len(), lists.total()), (0, 0), "{what}");
+            assert!(pairs.is_empty(), "{what}");
+            // The grid is unchanged: with the memory back, the same calls succeed.
+            in_pool(threads, || grid.neighbor_lists(&mut lists)).unwrap();
+            assert_eq!(lists.total(), n * (n - 1), "{what}");
+            in_pool(threads, || grid.pairs(&mut pairs)).unwrap();
+            assert_eq!(pairs.len(), n * (n - 1) / 2, "{what}");
+            in_pool(threads, || grid.query(&random[..1000], &mut lists)).unwrap();
+            assert_eq!(lists.total(), 1000 * n, "{what}");
+        }
+    }
+    // Caps, on points spread over many cells and work units.
+    let mut rng = SplitMix64::new(8);
+    let spread: Vec<[f32; 2]> = (0..20_000)
+        .map(|_| [rng.range(0.0, 60.0) as f32, rng.range(-30.0, 30.0) as f32])
+        .collect();
+    let mut grid = Grid2::new(1.0f32).unwrap();
+    grid.build(&spread).unwrap();
+    let mut whole = NeighborLists::default();
+    grid.neighbor_lists(&mut whole).unwrap();
+    let total = whole.total();
+    assert!(total > 100_000, "{total}");
+    let mut queried = NeighborLists::default();
+    grid.query(&spread[..5000], &mut queried).unwrap();
+    // The query points are the set's first points: each finds itself too.
+    let query_total = queried.total();
+    assert!(query_total > 5000, "{query_total}");
+    for threads in [1, 2] {
+        let what = format!("plane caps, {threads} threads");
+        let mut capped = NeighborLists::default();
+        for (cap, call_total) in [(total, "lists"), (query_total, "query")] {
+            capped.set_max_entries(Some(cap - 1));
+            let error = in_pool(threads, || {
+                if call_total == "lists" {
+                    grid.neighbor_lists(&mut capped)
+                } else {
+                    grid.query(&spread[..5000], &mut capped)
+                }
+            })
+            .unwrap_err();
+            assert!(
+                matches!(error, Error::OutputTooLarge { cap: c, at_least, .. }
+                    if c == cap - 1 && at_least > c),
+                "{what}: {call_total}: {error:?}"
+            );
+            assert_eq!((capped.len(), capped.total()), (0, 0), "{what}");
+            assert!(
+                capped.indices().len() < cap,
+                "{what}: {call_total}: the output grew past the cap"
+            );
+        }
+        capped.set_max_entries(Some(total));
+        in_pool(threads, || grid.neighbor_lists(&mut capped)).unwrap();
+        assert_eq!(capped.indices(), whole.indices(), "{what}");
+        assert_eq!(capped.offsets(), whole.offsets(), "{what}");
+        capped.set_max_entries(Some(query_total));
+        in_pool(threads, || grid.query(&spread[..5000], &mut capped)).unwrap();
+        assert_eq!(capped.indices(), queried.indices(), "{what}");
+        // A tiny cap fails early.
+        capped.set_max_entries(Some(10));
+        let error = in_pool(threads, || grid.neighbor_lists(&mut capped)).unwrap_err();
+        assert!(matches!(error, Error::OutputTooLarge { .. }), "{what}");
+        let error = in_pool(threads, || grid.query(&spread, &mut capped)).unwrap_err();
+        assert!(matches!(error, Error::OutputTooLarge { .. }), "{what}");
+        let mut pairs = PairList::default();
+        pairs.set_max_pairs(Some(total / 2 - 1));
+        let error = in_pool(threads, || grid.pairs(&mut pairs)).unwrap_err();
+        assert!(matches!(error, Error::OutputTooLarge { .. }), "{what}");
+        assert!(pairs.is_empty(), "{what}");
+        pairs.set_max_pairs(Some(total / 2));
+        in_pool(threads, || grid.pairs(&mut pairs)).unwrap();
+        assert_eq!(pairs.len(), total / 2, "{what}");
+    }
 }
 
 /// The chunks of the lists, put back together, are the whole lists: in every pass, with
