@@ -248,7 +248,15 @@ pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const 
         // and these casts are the identity.
         macro_rules! gather_in {
             ($block:ty, $scalar:ty) => {{
-                let cast = |v: T| bytemuck::cast::<T, $scalar>(v);
+                // The points element by element, not through `map` with a closure: that
+                // was compiled out of line (a call per gathered point, whose argument, stored
+                // as three scalars, was reloaded as a pair and missed the store forward).
+                let mut points = [[<$scalar>::default(); 3]; N];
+                for k in 0..N {
+                    for c in 0..3 {
+                        points[k][c] = bytemuck::cast::<T, $scalar>(p[k][c]);
+                    }
+                }
                 // SAFETY: the caller's contract, with AVX-512 (`K::AVX512`) and rows of the
                 // candidates plus ROW_SLACK (at least a block); the padded columns and ids
                 // are longer than every range.
@@ -256,8 +264,8 @@ pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const 
                     avx512::gather_many::<$block, IDS, N>(
                         columns.map(bytemuck::cast_slice::<T, $scalar>),
                         ids,
-                        p.map(|q| q.map(cast)),
-                        cast(r2),
+                        points,
+                        bytemuck::cast::<T, $scalar>(r2),
                         ranges,
                         self_range,
                         itself,

@@ -258,6 +258,39 @@ impl CellGeometry {
             count,
         })
     }
+
+    /// [`CellGeometry::wrap`] of a point that already lies in the cell (`0 <= f < 1` along
+    /// every periodic axis, as nearly every point of a simulation does), or `None` for any
+    /// other point (outside, NaN, or too far away: [`CellGeometry::wrap`] decides those).
+    /// The result is bit for bit the general wrap's: its count is zero, its fraction is
+    /// `f - floor(f) = f + 0` (only `-0` changes, to `+0`), and its position is
+    /// `p - zero_shift`, with `zero_shift` the general wrap's shift of a zero count
+    /// ([`CellGeometry::shift_vector`] of `[0; 3]`, whose components are `+0` or `-0`).
+    /// No rounding call and no conversion: the wrap pass's common case, kept inline.
+    #[inline(always)]
+    fn wrap_inside(&self, p: [f64; 3], zero_shift: [f64; 3]) -> Option<Wrapped> {
+        let f = [
+            self.fractional(p, 0),
+            self.fractional(p, 1),
+            self.fractional(p, 2),
+        ];
+        // Written with `&` rather than `&&` so that the three axes compile to compares
+        // without branches; a NaN fails both compares.
+        let inside = |k: usize| !self.periodic[k] | ((f[k] >= 0.0) & (f[k] < 1.0));
+        if !(inside(0) & inside(1) & inside(2)) {
+            return None;
+        }
+        let fraction = |k: usize| if self.periodic[k] { f[k] + 0.0 } else { 0.0 };
+        Some(Wrapped {
+            position: [
+                p[0] - zero_shift[0],
+                p[1] - zero_shift[1],
+                p[2] - zero_shift[2],
+            ],
+            fraction: [fraction(0), fraction(1), fraction(2)],
+            count: [0; 3],
+        })
+    }
 }
 
 /// What the wrap of all points finds besides the wrapped points.
@@ -286,6 +319,56 @@ impl WrapSummary {
             },
         }
     }
+}
+
+/// Points per task of the wrap pass.
+const WRAP_CHUNK: usize = 4096;
+
+/// Wraps the points of one chunk of the wrap pass (`first` the index of its first point)
+/// into `out`, and their wrapped positions in `T` into `originals`, and sums up what the rest
+/// of the build needs ([`WrapSummary`]). A plain loop with the common case inline
+/// ([`CellGeometry::wrap_inside`]): through rayon's item-by-item `fold` and an out-of-line
+/// wrap, the points, the wrapped points and the summary went through the stack once per
+/// point, and each of those copies was reloaded wider than it was stored (a failed store
+/// forward per copy, most of the pass's samples).
+fn wrap_chunk<T: Real>(
+    geometry: &CellGeometry,
+    zero_shift: [f64; 3],
+    first: usize,
+    points: &[[T; 3]],
+    out: &mut [Wrapped],
+    originals: &mut [[T; 3]],
+) -> WrapSummary {
+    debug_assert!(points.len() == out.len() && points.len() == originals.len());
+    let extent = |p: [f64; 3]| p[0].abs().max(p[1].abs()).max(p[2].abs());
+    let mut summary = WrapSummary::default();
+    for (index, ((out, original), p)) in out.iter_mut().zip(originals).zip(points).enumerate() {
+        let p = [p[0].to_f64(), p[1].to_f64(), p[2].to_f64()];
+        let wrapped = match geometry.wrap_inside(p, zero_shift) {
+            Some(wrapped) => wrapped,
+            None => match geometry.wrap(p) {
+                Ok(wrapped) => {
+                    summary.outside |= wrapped.count != [0; 3];
+                    wrapped
+                }
+                Err(_) => {
+                    // The chunk's points are visited in order: the first failure stays.
+                    summary.first_failure.get_or_insert(first + index);
+                    continue;
+                }
+            },
+        };
+        summary.largest_input = summary.largest_input.max(extent(p));
+        summary.largest_wrapped = summary.largest_wrapped.max(extent(wrapped.position));
+        let position = wrapped.position;
+        *original = [
+            T::from_f64(position[0]),
+            T::from_f64(position[1]),
+            T::from_f64(position[2]),
+        ];
+        *out = wrapped;
+    }
+    summary
 }
 
 /// A ghost image: its point and its shift (in cell vectors) from the wrapped point.
@@ -676,38 +759,23 @@ impl<T: Real> AllImagesSearch<T> {
         // both buffers is overwritten (only their growth is written by `resize`).
         self.wrapped.resize(n, Wrapped::default());
         self.extended.resize(n, [T::default(); 3]);
-        let extent = |p: &[f64; 3]| p.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let zero_shift = geometry.shift_vector([0; 3]);
         let summary = self
             .wrapped
-            .par_iter_mut()
-            .zip(self.extended.par_iter_mut())
-            .zip(points.par_iter())
+            .par_chunks_mut(WRAP_CHUNK)
+            .zip(self.extended.par_chunks_mut(WRAP_CHUNK))
+            .zip(points.par_chunks(WRAP_CHUNK))
             .enumerate()
-            .with_min_len(4096)
-            .fold(
-                WrapSummary::default,
-                |mut summary, (index, ((out, original), p))| {
-                    let p = p.map(T::to_f64);
-                    match geometry.wrap(p) {
-                        Ok(wrapped) => {
-                            summary.largest_input = summary.largest_input.max(extent(&p));
-                            summary.largest_wrapped =
-                                summary.largest_wrapped.max(extent(&wrapped.position));
-                            summary.outside |= wrapped.count != [0; 3];
-                            *original = wrapped.position.map(T::from_f64);
-                            *out = wrapped;
-                        }
-                        Err(_) => {
-                            summary.first_failure = Some(
-                                summary
-                                    .first_failure
-                                    .map_or(index, |first: usize| first.min(index)),
-                            );
-                        }
-                    }
-                    summary
-                },
-            )
+            .map(|(chunk, ((out, originals), points))| {
+                wrap_chunk(
+                    &geometry,
+                    zero_shift,
+                    chunk * WRAP_CHUNK,
+                    points,
+                    out,
+                    originals,
+                )
+            })
             .reduce(WrapSummary::default, WrapSummary::merge);
         if let Some(index) = summary.first_failure {
             let (axis, images) = geometry
@@ -1527,4 +1595,123 @@ pub fn positive_half(shift: [i64; 3]) -> bool {
         return shift[2] > 0;
     }
     shift[1] > 0
+}
+
+#[cfg(test)]
+mod tests {
+    use hhg_testkit::SplitMix64;
+
+    use super::{CellGeometry, TriclinicBox, Wrapped};
+
+    /// The bits of a wrapped point, for exact comparisons (the sign of a zero included).
+    fn bits(w: &Wrapped) -> ([u64; 3], [u64; 3], [i64; 3]) {
+        (
+            w.position.map(f64::to_bits),
+            w.fraction.map(f64::to_bits),
+            w.count,
+        )
+    }
+
+    /// The wrap's path for points inside the cell ([`CellGeometry::wrap_inside`]) against the
+    /// general wrap, bit for bit, on cubic, skewed and partly open cells (one of them with
+    /// rows whose components are all negative on an axis, so that the general wrap's shift
+    /// of a zero count is `-0` there and turns a `-0` coordinate into `+0`): points at
+    /// fractions `0`, `-0`, `1/2`, just below and at `1`, just below `0`, past `1` and far
+    /// outside, random points, each coordinate also one ulp up and down, and zeros also as
+    /// `-0`. The fast path takes exactly the points whose general wrap count is zero, and
+    /// gives the general wrap's position, fraction and count.
+    #[test]
+    fn the_inside_wrap_is_the_general_wrap_bit_for_bit() {
+        let mut rng = SplitMix64::new(0x7121_00f1);
+        let cells: [([[f64; 3]; 3], [bool; 3]); 5] = [
+            (
+                [[3.0, 0.0, 0.0], [0.0, 3.0, 0.0], [0.0, 0.0, 3.0]],
+                [true; 3],
+            ),
+            (
+                [[2.0, 0.0, 0.0], [0.5, 2.0, 0.0], [-0.25, 0.5, 2.0]],
+                [true; 3],
+            ),
+            (
+                [[-2.0, -0.0, -0.0], [-0.5, 2.0, 0.0], [-0.25, 0.5, 2.0]],
+                [true; 3],
+            ),
+            (
+                [[2.0, 1.0, 0.0], [-1.0, 2.0, 0.5], [0.5, -0.5, 3.0]],
+                [true, false, true],
+            ),
+            (
+                [[5.0, 0.0, 0.0], [1.0, 4.0, 0.0], [0.0, 0.0, 1.0]],
+                [true, true, false],
+            ),
+        ];
+        let below_one = 1.0f64.next_down();
+        let fractions = [
+            0.0,
+            -0.0,
+            0.5,
+            below_one,
+            1.0,
+            1.0f64.next_up(),
+            -f64::EPSILON,
+            -1e-300,
+            3.25,
+            -2.5,
+            1e5,
+        ];
+        for (case, (rows, periodic)) in cells.into_iter().enumerate() {
+            let mut domain = TriclinicBox::new(rows);
+            domain.periodic = periodic;
+            let geometry = CellGeometry::new(&domain).unwrap();
+            let zero_shift = geometry.shift_vector([0; 3]);
+            let at = |f: [f64; 3]| -> [f64; 3] {
+                std::array::from_fn(|c| (f[0] * rows[0][c] + f[1] * rows[1][c]) + f[2] * rows[2][c])
+            };
+            let mut points = Vec::new();
+            for f0 in fractions {
+                for f1 in fractions {
+                    for f2 in fractions {
+                        points.push(at([f0, f1, f2]));
+                    }
+                }
+            }
+            for _ in 0..200 {
+                points.push(at([rng.uniform(), rng.uniform(), rng.uniform()]));
+            }
+            for p in points.clone() {
+                for c in 0..3 {
+                    for nudged in [p[c].next_up(), p[c].next_down()] {
+                        let mut q = p;
+                        q[c] = nudged;
+                        points.push(q);
+                    }
+                }
+                if p.contains(&0.0) {
+                    points.push(p.map(|v| if v == 0.0 { -0.0 } else { v }));
+                }
+            }
+            let (mut inside, mut outside) = (0, 0);
+            for p in points {
+                let general = geometry.wrap(p);
+                match geometry.wrap_inside(p, zero_shift) {
+                    Some(fast) => {
+                        let general = general.expect("a point inside wraps");
+                        assert_eq!(bits(&fast), bits(&general), "cell {case}, point {p:?}");
+                        inside += 1;
+                    }
+                    None => {
+                        assert!(
+                            general.is_err() || general.unwrap().count != [0; 3],
+                            "cell {case}, point {p:?}: inside, yet not on the fast path"
+                        );
+                        outside += 1;
+                    }
+                }
+            }
+            assert!(
+                inside > 500 && outside > 500,
+                "cell {case}: {inside} in, {outside} out"
+            );
+        }
+    }
 }
