@@ -246,7 +246,9 @@ impl CellGeometry {
                 return Err((k, f));
             }
             let floor = f.floor();
-            // Exact: `f - floor(f)` needs no rounding, and lies in `0 .. 1`.
+            // `f - floor(f)` lies in `0 ..= 1`: exact for `f >= 0`, while a tiny negative `f`
+            // rounds up to exactly 1 (the point then lies on the upper face of the closed
+            // cell).
             fraction[k] = f - floor;
             count[k] = floor as i64;
         }
