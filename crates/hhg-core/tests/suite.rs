@@ -12,6 +12,7 @@ mod multiset;
 mod near_order;
 mod periodic;
 mod plane;
+mod plane_search;
 mod properties;
 mod scene;
 mod scene_model;
