@@ -575,6 +575,62 @@ impl<T: Real> NeighborLists<T> {
         Ok(())
     }
 
+    /// Replaces the lists by `n` lists with squared distances, list `i` holding `count(i)`
+    /// entries that `fill(i, indices, distances)` writes (in parallel). Fails for want of
+    /// memory or past the cap, before the entries are allocated, and then leaves no list.
+    pub(crate) fn assign_with_distances(
+        &mut self,
+        n: usize,
+        count: impl Fn(usize) -> usize + Sync,
+        fill: impl Fn(usize, &mut [u32], &mut [T]) + Sync,
+    ) -> Result<(), Error> {
+        let result = self.assign_with_distances_inner(n, count, fill);
+        if result.is_err() {
+            self.clear_after_failure();
+        }
+        result
+    }
+
+    fn assign_with_distances_inner(
+        &mut self,
+        n: usize,
+        count: impl Fn(usize) -> usize + Sync,
+        fill: impl Fn(usize, &mut [u32], &mut [T]) + Sync,
+    ) -> Result<(), Error> {
+        self.has_distances = true;
+        self.offsets.clear();
+        try_resize(&mut self.offsets, n + 1, 0, "the list offsets")?;
+        self.offsets[..n]
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(1024)
+            .for_each(|(i, slot)| *slot = count(i));
+        let total = exclusive_scan(&mut self.offsets[..n], &mut self.scan);
+        self.offsets[n] = total;
+        check_cap("list entries", total, self.cap())?;
+        // Only growth writes: every entry below `total` is written by `fill`.
+        try_resize(&mut self.indices, total, 0, "the list entries")?;
+        try_resize(
+            &mut self.distances,
+            total,
+            T::default(),
+            "the list distances",
+        )?;
+        let indices = DisjointSlice::new(self.indices.as_mut_slice());
+        let distances = DisjointSlice::new(self.distances.as_mut_slice());
+        let offsets = &self.offsets;
+        (0..n).into_par_iter().with_min_len(1024).for_each(|i| {
+            let (s, e) = (offsets[i], offsets[i + 1]);
+            debug_assert!(s <= e && e <= total);
+            // SAFETY: the offsets ascend from 0 to `total`, the length of both slices, so
+            // list `i` owns `s..e` of each alone and the ranges are in bounds.
+            let (list, squared) =
+                unsafe { (indices.range_mut(s, e - s), distances.range_mut(s, e - s)) };
+            fill(i, list, squared);
+        });
+        Ok(())
+    }
+
     /// Calls `edit(i, list)` on every list's indices, in parallel (no distances may be
     /// attached).
     pub(crate) fn for_each_list_mut(&mut self, edit: impl Fn(usize, &mut [u32]) + Sync) {

@@ -1,4 +1,5 @@
-//! Fixed-radius neighbour search in the plane (issue 25): [`Grid2`] over `[T; 2]` points.
+//! Fixed-radius neighbour search in the plane (issue 25): [`Grid2`] over `[T; 2]` points, and
+//! [`NeighborSearch2`] over several sets of them.
 //!
 //! The 3-D engine's structure in two dimensions: cells of edge `r * (1 + CELL_MARGIN)` on the
 //! lattice fixed in space (`LATTICE_SHIFT`), a dense table when the occupied box is small,
@@ -68,6 +69,10 @@ pub type PeriodicPairList2<T> = crate::periodic::PeriodicPairList<T, 2>;
 /// # Ok::<(), hhg_core::Error>(())
 /// ```
 pub type PeriodicSearch2<T> = crate::periodic::PeriodicSearchOn<T, Grid2<T>, 2>;
+
+mod search;
+
+pub use search::NeighborSearch2;
 
 /// A dense table is used when it needs at most this many buckets per point (and at least
 /// [`MIN_DENSE_BUCKETS`]), as in 3-D.
@@ -398,11 +403,13 @@ fn row_base(table: &PlaneTable, by: u32, dy: i32) -> u32 {
 /// Its buffers grow only through [`crate::memory`]: a unit that finds no memory, or whose
 /// lists pass the output's cap, records why in `failure` and stops; the pass then fails
 /// before the output grows.
-#[derive(Debug, Default)]
-struct UnitLists {
+#[derive(Debug)]
+struct UnitLists<T> {
     /// The entries (caller indices), list after list: only `..filled` is meaningful, the
     /// rest is room for the candidates of the list being gathered.
     entries: Vec<u32>,
+    /// The squared distances alongside `entries`, when the pass asks for them.
+    distances: Vec<T>,
     /// How many entries the unit's lists hold.
     filled: usize,
     /// Where each list ends in `entries`.
@@ -413,7 +420,20 @@ struct UnitLists {
     failure: Option<Error>,
 }
 
-impl UnitLists {
+impl<T> Default for UnitLists<T> {
+    fn default() -> Self {
+        Self {
+            entries: Vec::new(),
+            distances: Vec::new(),
+            filled: 0,
+            ends: Vec::new(),
+            cap: 0,
+            failure: None,
+        }
+    }
+}
+
+impl<T: Real> UnitLists<T> {
     /// Empties the buffer for `lists` lists of an output capped at `cap` entries, with room
     /// to record where each ends. False, with the reason recorded, without the memory.
     fn start(&mut self, lists: usize, cap: usize) -> bool {
@@ -428,20 +448,28 @@ impl UnitLists {
         true
     }
 
-    /// Makes room for `candidates` more entries past the filled ones. False, with the reason
-    /// recorded, when the memory is not there.
+    /// Makes room for `candidates` more entries (and distances, when asked) past the filled
+    /// ones. False, with the reason recorded, when the memory is not there.
     #[inline(always)]
-    fn room_for(&mut self, candidates: usize) -> bool {
+    fn room_for(&mut self, candidates: usize, with_distances: bool) -> bool {
         let needed = self.filled + candidates;
-        if needed <= self.entries.len() {
+        if needed <= self.entries.len() && (!with_distances || needed <= self.distances.len()) {
             return true;
         }
-        self.grow(needed)
+        self.grow(needed, with_distances)
     }
 
     #[cold]
-    fn grow(&mut self, needed: usize) -> bool {
-        match try_resize(&mut self.entries, needed, 0, "a work unit's list entries") {
+    fn grow(&mut self, needed: usize, with_distances: bool) -> bool {
+        let grown = try_resize(&mut self.entries, needed, 0, "a work unit's list entries")
+            .and_then(|()| {
+                if with_distances && self.distances.len() < needed {
+                    let what = "a work unit's list distances";
+                    try_resize(&mut self.distances, needed, T::default(), what)?;
+                }
+                Ok(())
+            });
+        match grown {
             Ok(()) => true,
             Err(error) => {
                 self.failure = Some(error);
@@ -473,10 +501,23 @@ impl UnitLists {
         let start = if k == 0 { 0 } else { self.ends[k - 1] };
         (start, self.ends[k] - start)
     }
+
+    /// The entries of list `k` and their distances (empty when the pass had none).
+    #[inline(always)]
+    fn list_slices(&self, k: usize) -> (&[u32], &[T]) {
+        let (start, len) = self.list(k);
+        let range = start as usize..(start + len) as usize;
+        let distances = self.distances.get(range.clone()).unwrap_or(&[]);
+        (&self.entries[range], distances)
+    }
 }
 
+/// The buffers of a list pass's work units, and where each searching point's list lies
+/// among them: its unit and its rank there.
+type GatheredLists<T> = (Vec<UnitLists<T>>, Vec<[u32; 2]>);
+
 /// Buffers for `units` work units, without aborting when the memory is not there.
-fn unit_buffers(units: usize) -> Result<Vec<UnitLists>, Error> {
+fn unit_buffers<T: Real>(units: usize) -> Result<Vec<UnitLists<T>>, Error> {
     let mut buffers = Vec::new();
     try_reserve_total(&mut buffers, units, "the work units' lists")?;
     buffers.resize_with(units, UnitLists::default);
@@ -484,8 +525,41 @@ fn unit_buffers(units: usize) -> Result<Vec<UnitLists>, Error> {
 }
 
 /// The first failure of the units, in unit order (the same for any thread count).
-fn first_failure(buffers: &mut [UnitLists]) -> Option<Error> {
+fn first_failure<T>(buffers: &mut [UnitLists<T>]) -> Option<Error> {
     buffers.iter_mut().find_map(|buffer| buffer.failure.take())
+}
+
+/// Replaces `lists` by `n` lists, list `i` being list `k` of `buffers[u]` for
+/// `(u, k) = place(i)`, with the buffers' distances when asked. Fails for want of memory or
+/// past the cap, before the entries are allocated, and then leaves no list.
+fn assign_from_units<T: Real>(
+    lists: &mut NeighborLists<T>,
+    n: usize,
+    buffers: &[UnitLists<T>],
+    with_distances: bool,
+    place: impl Fn(usize) -> (usize, usize) + Sync,
+) -> Result<(), Error> {
+    let list = |i: usize| {
+        let (unit, k) = place(i);
+        buffers[unit].list_slices(k)
+    };
+    if with_distances {
+        lists.assign_with_distances(
+            n,
+            |i| list(i).0.len(),
+            |i, indices, distances| {
+                let (found, squared) = list(i);
+                indices.copy_from_slice(found);
+                distances.copy_from_slice(squared);
+            },
+        )
+    } else {
+        lists.assign_with(
+            n,
+            |i| list(i).0.len(),
+            |i, out| out.copy_from_slice(list(i).0),
+        )
+    }
 }
 
 /// A fixed-radius neighbour grid over points of the plane, `[T; 2]`.
@@ -750,21 +824,67 @@ impl<T: Real> Grid2<T> {
     /// Fails with [`Error::OutOfMemory`] or [`Error::OutputTooLarge`] (see
     /// [`NeighborLists::set_max_entries`]) and then leaves no list.
     pub fn neighbor_lists(&self, lists: &mut NeighborLists<T>) -> Result<(), Error> {
-        let n = self.len();
-        let Some(table) = self.table else {
-            return lists.assign_with(0, |_| 0, |_, _| {});
+        self.set_lists(self, true, false, lists)
+    }
+
+    /// [`Grid2::neighbor_lists`] with the squared distance of each entry
+    /// ([`NeighborLists::neighbor_distances_squared`]), by the predicate's formula
+    /// `dx*dx + dy*dy` with `d = q - p`, in the input precision.
+    pub fn neighbor_lists_with_distances(&self, lists: &mut NeighborLists<T>) -> Result<(), Error> {
+        self.set_lists(self, true, true, lists)
+    }
+
+    /// The neighbour lists of every point of `searching` (another set, built with its own
+    /// grid) among this grid's points: list `i` holds, ascending in this grid's numbering,
+    /// every point within the radius of `searching`'s point `i` (its own radius is not used).
+    ///
+    /// Fails as [`Grid2::neighbor_lists`] does, and then leaves no list.
+    pub fn lists_for(
+        &self,
+        searching: &Grid2<T>,
+        lists: &mut NeighborLists<T>,
+    ) -> Result<(), Error> {
+        self.set_lists(searching, false, false, lists)
+    }
+
+    /// [`Grid2::lists_for`] with the squared distances, as
+    /// [`Grid2::neighbor_lists_with_distances`] gives them.
+    pub fn lists_for_with_distances(
+        &self,
+        searching: &Grid2<T>,
+        lists: &mut NeighborLists<T>,
+    ) -> Result<(), Error> {
+        self.set_lists(searching, false, true, lists)
+    }
+
+    /// The lists of the points of `searching` (this grid itself when `own`, each list then
+    /// without its point) among this grid's points, numbered as the callers numbered both
+    /// sets: `searching`'s work units run in parallel, each into its own buffer, then each
+    /// list is copied into place. A failure leaves no list.
+    fn set_lists(
+        &self,
+        searching: &Grid2<T>,
+        own: bool,
+        with_distances: bool,
+        lists: &mut NeighborLists<T>,
+    ) -> Result<(), Error> {
+        let n = searching.len();
+        let (Some(table), Some(_)) = (self.table, searching.table) else {
+            // No searched point, or no searching point: `n` empty lists.
+            return if with_distances {
+                lists.assign_with_distances(n, |_| 0, |_, _, _| {})
+            } else {
+                lists.assign_with(n, |_| 0, |_, _| {})
+            };
         };
         let cap = lists.max_entries().unwrap_or(usize::MAX);
         let result = self
-            .gather_own_lists(&table, cap)
+            .gather_set_lists(&table, searching, own, with_distances, cap)
             .and_then(|(buffers, places)| {
-                let list = |i: usize| {
+                assign_from_units(lists, n, &buffers, with_distances, |i| {
                     let [unit, k] = places[i];
-                    let buffer = &buffers[unit as usize];
-                    let (start, len) = buffer.list(k as usize);
-                    &buffer.entries[start as usize..(start + len) as usize]
-                };
-                lists.assign_with(n, |i| list(i).len(), |i, out| out.copy_from_slice(list(i)))
+                    (unit as usize, k as usize)
+                })
             });
         if result.is_err() {
             lists.clear_after_failure();
@@ -772,34 +892,44 @@ impl<T: Real> Grid2<T> {
         result
     }
 
-    /// Runs the work units of the set against itself, each into its own buffer, and finds
-    /// where each caller index's list lies: its unit and its rank there. Fails, before any
-    /// output grows, where a unit stopped short.
-    fn gather_own_lists(
+    /// Runs the work units of `searching` (see [`Grid2::set_lists`]), each into its own
+    /// buffer, and finds where each of its caller indices' lists lies: the unit and its rank
+    /// there. Fails, before any output grows, where a unit stopped short.
+    fn gather_set_lists(
         &self,
         table: &PlaneTable,
+        searching: &Grid2<T>,
+        own: bool,
+        with_distances: bool,
         cap: usize,
-    ) -> Result<(Vec<UnitLists>, Vec<[u32; 2]>), Error> {
-        let n = self.len();
-        let mut buffers = unit_buffers(self.units.len())?;
+    ) -> Result<GatheredLists<T>, Error> {
+        let n = searching.len();
+        let mut buffers = unit_buffers(searching.units.len())?;
         buffers
             .par_iter_mut()
-            .zip(&self.units)
-            .for_each(|(buffer, &unit)| self.unit_lists(table, unit, cap, buffer));
+            .zip(&searching.units)
+            .for_each(|(buffer, &unit)| {
+                if own {
+                    self.unit_lists(table, unit, with_distances, cap, buffer);
+                } else {
+                    self.unit_lists_for(table, searching, unit, with_distances, cap, buffer);
+                }
+            });
         if let Some(error) = first_failure(&mut buffers) {
             return Err(error);
         }
         let mut places = Vec::new();
         try_resize(&mut places, n, [0u32; 2], "the lists' places")?;
         let shared = DisjointSlice::new(&mut places[..]);
-        self.units
+        searching
+            .units
             .par_iter()
             .zip(&buffers)
             .enumerate()
             .for_each(|(u, (unit, buffer))| {
-                let first = self.starts[unit.0 as usize] as usize;
+                let first = searching.starts[unit.0 as usize] as usize;
                 for k in 0..buffer.ends.len() {
-                    let i = self.order[first + k] as usize;
+                    let i = searching.order[first + k] as usize;
                     debug_assert!(i < n);
                     // SAFETY: `order` is a permutation of `0..n` (the counting sort's) and
                     // the units cover disjoint ranges of sorted positions, so caller index
@@ -812,7 +942,14 @@ impl<T: Real> Grid2<T> {
 
     /// The lists of the points of buckets `unit.0..unit.1`, in sorted position order, each
     /// without the point itself; stops at the first failure.
-    fn unit_lists(&self, table: &PlaneTable, unit: (u32, u32), cap: usize, out: &mut UnitLists) {
+    fn unit_lists(
+        &self,
+        table: &PlaneTable,
+        unit: (u32, u32),
+        with_distances: bool,
+        cap: usize,
+        out: &mut UnitLists<T>,
+    ) {
         let first = self.starts[unit.0 as usize];
         let last = self.starts[unit.1 as usize];
         if !out.start((last - first) as usize, cap) {
@@ -825,34 +962,88 @@ impl<T: Real> Grid2<T> {
             }
             let rows = self.neighbourhood(table, table.bucket_coords(b));
             for i in s..e {
-                if !self.gather_list(self.point(i as usize), &rows, i as usize, out) {
+                let p = self.point(i as usize);
+                if !self.gather_list(p, &rows, i as usize, with_distances, out) {
                     return;
                 }
             }
         }
     }
 
+    /// The lists among this grid's points of the points of `searching`'s buckets
+    /// `unit.0..unit.1`, in `searching`'s sorted position order; stops at the first failure.
+    fn unit_lists_for(
+        &self,
+        table: &PlaneTable,
+        searching: &Grid2<T>,
+        unit: (u32, u32),
+        with_distances: bool,
+        cap: usize,
+        out: &mut UnitLists<T>,
+    ) {
+        let first = searching.starts[unit.0 as usize];
+        let last = searching.starts[unit.1 as usize];
+        if !out.start((last - first) as usize, cap) {
+            return;
+        }
+        for i in first..last {
+            let p = searching.point(i as usize);
+            let rows = self.rows_around(table, p);
+            if !self.gather_list(p, &rows, usize::MAX, with_distances, out) {
+                return;
+            }
+        }
+    }
+
     /// Appends to `out` the list of `p`: the caller index of every point of `rows` within the
-    /// radius of `p` but the one at sorted position `skip`, ascending. False, with the reason
-    /// recorded in `out`, when the memory is not there or the unit passes the output's cap.
+    /// radius of `p` but the one at sorted position `skip`, ascending, with the squared
+    /// distances when asked. False, with the reason recorded in `out`, when the memory is not
+    /// there or the unit passes the output's cap.
     #[inline(always)]
-    fn gather_list(&self, p: [T; 2], rows: &Rows, skip: usize, out: &mut UnitLists) -> bool {
+    fn gather_list(
+        &self,
+        p: [T; 2],
+        rows: &Rows,
+        skip: usize,
+        with_distances: bool,
+        out: &mut UnitLists<T>,
+    ) -> bool {
         let candidates: u32 = rows.as_slice().iter().map(|&(s, e)| e - s).sum();
-        if !out.room_for(candidates as usize) {
+        if !out.room_for(candidates as usize, with_distances) {
             return false;
         }
         let start = out.filled;
         let mut end = start;
         let entries = &mut out.entries;
-        for &(s, e) in rows.as_slice() {
-            self.scan(p, s, e, |j| {
-                if j != skip {
-                    entries[end] = self.order[j];
-                    end += 1;
-                }
-            });
+        if with_distances {
+            // Sorted positions first, ordered by caller index, then each turned into its
+            // caller index beside its distance.
+            for &(s, e) in rows.as_slice() {
+                self.scan(p, s, e, |j| {
+                    if j != skip {
+                        entries[end] = j as u32;
+                        end += 1;
+                    }
+                });
+            }
+            let list = &mut entries[start..end];
+            list.sort_unstable_by_key(|&j| self.order[j as usize]);
+            for (entry, distance) in list.iter_mut().zip(&mut out.distances[start..end]) {
+                let j = *entry as usize;
+                *distance = T::plane_distance_squared(p, self.point(j));
+                *entry = self.order[j];
+            }
+        } else {
+            for &(s, e) in rows.as_slice() {
+                self.scan(p, s, e, |j| {
+                    if j != skip {
+                        entries[end] = self.order[j];
+                        end += 1;
+                    }
+                });
+            }
+            entries[start..end].sort_unstable();
         }
-        entries[start..end].sort_unstable();
         out.close_list(end)
     }
 
@@ -872,7 +1063,8 @@ impl<T: Real> Grid2<T> {
             return lists.assign_with(points.len(), |_| 0, |_, _| {});
         };
         let cap = lists.max_entries().unwrap_or(usize::MAX);
-        let result = unit_buffers(points.len().div_ceil(QUERY_UNIT)).and_then(|mut buffers| {
+        let units = points.len().div_ceil(QUERY_UNIT);
+        let result = unit_buffers::<T>(units).and_then(|mut buffers| {
             buffers
                 .par_iter_mut()
                 .zip(points.par_chunks(QUERY_UNIT))
@@ -882,7 +1074,7 @@ impl<T: Real> Grid2<T> {
                     }
                     for &p in chunk {
                         let rows = self.rows_around(&table, p);
-                        if !self.gather_list(p, &rows, usize::MAX, out) {
+                        if !self.gather_list(p, &rows, usize::MAX, false, out) {
                             return;
                         }
                     }
@@ -890,16 +1082,9 @@ impl<T: Real> Grid2<T> {
             if let Some(error) = first_failure(&mut buffers) {
                 return Err(error);
             }
-            let list = |q: usize| {
-                let buffer = &buffers[q / QUERY_UNIT];
-                let (start, len) = buffer.list(q % QUERY_UNIT);
-                &buffer.entries[start as usize..(start + len) as usize]
-            };
-            lists.assign_with(
-                points.len(),
-                |q| list(q).len(),
-                |q, out| out.copy_from_slice(list(q)),
-            )
+            assign_from_units(lists, points.len(), &buffers, false, |q| {
+                (q / QUERY_UNIT, q % QUERY_UNIT)
+            })
         });
         if result.is_err() {
             lists.clear_after_failure();

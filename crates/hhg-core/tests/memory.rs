@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hhg_core::broad::{Aabb, BroadPhase, RadiusRule, VariableRadiusSearch};
 use hhg_core::periodic::{PeriodicBox, PeriodicPairList, PeriodicSearch};
-use hhg_core::plane::Grid2;
+use hhg_core::plane::{Grid2, NeighborSearch2};
 use hhg_core::{
     CoreScheme, Error, FixedRadiusScheme, Grid, ListOrder, NeighborLists, NeighborSearch, PairList,
 };
@@ -322,6 +322,9 @@ fn plane_outputs_past_memory_or_caps_fail_instead_of_aborting() {
                         grid.neighbor_lists(&mut lists),
                         grid.pairs(&mut pairs),
                         grid.query(&random[..1000], &mut lists),
+                        grid.neighbor_lists_with_distances(&mut lists),
+                        grid.lists_for(grid, &mut lists),
+                        grid.lists_for_with_distances(grid, &mut lists),
                     )
                 })
             });
@@ -329,6 +332,9 @@ fn plane_outputs_past_memory_or_caps_fail_instead_of_aborting() {
                 ("lists", failed.0),
                 ("pairs", failed.1),
                 ("query", failed.2),
+                ("lists with distances", failed.3),
+                ("lists for another set", failed.4),
+                ("lists for another set with distances", failed.5),
             ] {
                 let error = result.expect_err(&format!("{what}: {call} should fail"));
                 assert!(is_memory_error(&error), "{what}: {call}: {error:?}");
@@ -343,7 +349,25 @@ fn plane_outputs_past_memory_or_caps_fail_instead_of_aborting() {
             assert_eq!(pairs.len(), n * (n - 1) / 2, "{what}");
             in_pool(threads, || grid.query(&random[..1000], &mut lists)).unwrap();
             assert_eq!(lists.total(), 1000 * n, "{what}");
+            in_pool(threads, || grid.lists_for_with_distances(grid, &mut lists)).unwrap();
+            assert_eq!(lists.total(), n * n, "{what}");
         }
+    }
+    // The search over several sets: a failed search leaves the pair unsearched, then
+    // succeeds with the memory back.
+    let mut search = NeighborSearch2::new(1.0f32).unwrap();
+    let set = search.add_dynamic_set(&random).unwrap();
+    search.set_active(set, set, true).unwrap();
+    for with_distances in [false, true] {
+        search.set_with_distances(with_distances);
+        let error = with_limit(limit, || search.find_neighbors()).unwrap_err();
+        assert!(is_memory_error(&error), "{error:?}");
+        assert!(
+            search.neighbors(set, set).is_none(),
+            "failed lists count as searched"
+        );
+        search.find_neighbors().unwrap();
+        assert_eq!(search.neighbors(set, set).unwrap().total(), n * (n - 1));
     }
     // Caps, on points spread over many cells and work units.
     let mut rng = SplitMix64::new(8);
@@ -407,6 +431,19 @@ fn plane_outputs_past_memory_or_caps_fail_instead_of_aborting() {
         in_pool(threads, || grid.pairs(&mut pairs)).unwrap();
         assert_eq!(pairs.len(), total / 2, "{what}");
     }
+    let mut search = NeighborSearch2::new(1.0f32).unwrap();
+    search.set_max_entries(Some(100));
+    assert_eq!(search.max_entries(), Some(100));
+    let set = search.add_static_set(&spread).unwrap();
+    search.set_active(set, set, true).unwrap();
+    assert!(matches!(
+        search.find_neighbors(),
+        Err(Error::OutputTooLarge { cap: 100, .. })
+    ));
+    assert!(search.neighbors(set, set).is_none());
+    search.set_max_entries(None);
+    search.find_neighbors().unwrap();
+    assert_eq!(search.neighbors(set, set).unwrap().total(), total);
 }
 
 /// The chunks of the lists, put back together, are the whole lists: in every pass, with

@@ -28,7 +28,12 @@ fn brute_pairs<T: TestReal>(points: &[[T; 2]], radius: T) -> Vec<[u32; 2]> {
 }
 
 /// The ascending list of the points within `radius` of `p`, skipping index `skip`.
-fn brute_list<T: TestReal>(points: &[[T; 2]], p: [T; 2], radius: T, skip: usize) -> Vec<u32> {
+pub(crate) fn brute_list<T: TestReal>(
+    points: &[[T; 2]],
+    p: [T; 2],
+    radius: T,
+    skip: usize,
+) -> Vec<u32> {
     (0..points.len())
         .filter(|&j| j != skip && within(p, points[j], radius))
         .map(|j| j as u32)
@@ -36,14 +41,19 @@ fn brute_list<T: TestReal>(points: &[[T; 2]], p: [T; 2], radius: T, skip: usize)
 }
 
 /// `n` points drawn uniformly from the box `lo..hi`.
-fn uniform<T: TestReal>(rng: &mut SplitMix64, n: usize, lo: [f64; 2], hi: [f64; 2]) -> Vec<[T; 2]> {
+pub(crate) fn uniform<T: TestReal>(
+    rng: &mut SplitMix64,
+    n: usize,
+    lo: [f64; 2],
+    hi: [f64; 2],
+) -> Vec<[T; 2]> {
     (0..n)
         .map(|_| [0, 1].map(|a| T::from_f64(rng.range(lo[a], hi[a]))))
         .collect()
 }
 
 /// `n` points in gaussian clusters of width `sigma` around `clusters` centres in `0..extent`.
-fn clustered<T: TestReal>(
+pub(crate) fn clustered<T: TestReal>(
     rng: &mut SplitMix64,
     n: usize,
     clusters: usize,

@@ -13,6 +13,7 @@ mod near_order;
 mod periodic;
 mod plane;
 mod plane_periodic;
+mod plane_search;
 mod properties;
 mod scene;
 mod scene_model;
