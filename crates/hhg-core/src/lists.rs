@@ -550,24 +550,7 @@ impl<T: Real> NeighborLists<T> {
         count: impl Fn(usize) -> usize + Sync,
         fill: impl Fn(usize, &mut [u32]) + Sync,
     ) -> Result<(), Error> {
-        self.has_distances = false;
-        self.distances.clear();
-        self.offsets.clear();
-        if let Err(error) = try_resize(&mut self.offsets, n + 1, 0, "the list offsets") {
-            self.clear_after_failure();
-            return Err(error);
-        }
-        self.offsets[..n]
-            .par_iter_mut()
-            .enumerate()
-            .with_min_len(1024)
-            .for_each(|(i, slot)| *slot = count(i));
-        let total = exclusive_scan(&mut self.offsets[..n], &mut self.scan);
-        self.offsets[n] = total;
-        // Only growth writes: every entry below `total` is written by `fill`.
-        let grown = check_cap("list entries", total, self.cap())
-            .and_then(|()| try_resize(&mut self.indices, total, 0, "the list entries"));
-        if let Err(error) = grown {
+        if let Err(error) = self.size_lists(n, count, false) {
             self.clear_after_failure();
             return Err(error);
         }
@@ -584,38 +567,13 @@ impl<T: Real> NeighborLists<T> {
         count: impl Fn(usize) -> usize + Sync,
         fill: impl Fn(usize, &mut [u32], &mut [T]) + Sync,
     ) -> Result<(), Error> {
-        let result = self.assign_with_distances_inner(n, count, fill);
-        if result.is_err() {
-            self.clear_after_failure();
-        }
-        result
-    }
-
-    fn assign_with_distances_inner(
-        &mut self,
-        n: usize,
-        count: impl Fn(usize) -> usize + Sync,
-        fill: impl Fn(usize, &mut [u32], &mut [T]) + Sync,
-    ) -> Result<(), Error> {
-        self.has_distances = true;
-        self.offsets.clear();
-        try_resize(&mut self.offsets, n + 1, 0, "the list offsets")?;
-        self.offsets[..n]
-            .par_iter_mut()
-            .enumerate()
-            .with_min_len(1024)
-            .for_each(|(i, slot)| *slot = count(i));
-        let total = exclusive_scan(&mut self.offsets[..n], &mut self.scan);
-        self.offsets[n] = total;
-        check_cap("list entries", total, self.cap())?;
-        // Only growth writes: every entry below `total` is written by `fill`.
-        try_resize(&mut self.indices, total, 0, "the list entries")?;
-        try_resize(
-            &mut self.distances,
-            total,
-            T::default(),
-            "the list distances",
-        )?;
+        let total = match self.size_lists(n, count, true) {
+            Ok(total) => total,
+            Err(error) => {
+                self.clear_after_failure();
+                return Err(error);
+            }
+        };
         let indices = DisjointSlice::new(self.indices.as_mut_slice());
         let distances = DisjointSlice::new(self.distances.as_mut_slice());
         let offsets = &self.offsets;
@@ -629,6 +587,43 @@ impl<T: Real> NeighborLists<T> {
             fill(i, list, squared);
         });
         Ok(())
+    }
+
+    /// The offsets of `n` lists of `count(i)` entries each, and room for their entries (and
+    /// their distances when `with_distances`; none are kept otherwise): the total, or the
+    /// error of the offsets' or the entries' memory or of the cap, checked before the
+    /// entries are allocated. Only growth writes: every entry below the total is left for
+    /// the caller's fill to write.
+    fn size_lists(
+        &mut self,
+        n: usize,
+        count: impl Fn(usize) -> usize + Sync,
+        with_distances: bool,
+    ) -> Result<usize, Error> {
+        self.has_distances = with_distances;
+        if !with_distances {
+            self.distances.clear();
+        }
+        self.offsets.clear();
+        try_resize(&mut self.offsets, n + 1, 0, "the list offsets")?;
+        self.offsets[..n]
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(1024)
+            .for_each(|(i, slot)| *slot = count(i));
+        let total = exclusive_scan(&mut self.offsets[..n], &mut self.scan);
+        self.offsets[n] = total;
+        check_cap("list entries", total, self.cap())?;
+        try_resize(&mut self.indices, total, 0, "the list entries")?;
+        if with_distances {
+            try_resize(
+                &mut self.distances,
+                total,
+                T::default(),
+                "the list distances",
+            )?;
+        }
+        Ok(total)
     }
 
     /// Calls `edit(i, list)` on every list's indices, in parallel (no distances may be

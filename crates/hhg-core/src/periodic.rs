@@ -5,11 +5,11 @@
 //! The points are wrapped into the box, points within one cell of a lower periodic face get
 //! ghost images shifted up by one box length on those axes (up to 7 per point near the lower
 //! corner in 3-D, 3 in the plane), and the grid searches points and ghosts together: the same
-//! code runs on the 3-D [`Grid`] ([`PeriodicSearch`]) and on the plane's
-//! [`Grid2`] ([`crate::plane::PeriodicSearch2`]), through [`PeriodicGrid`]. Every minimum-image pair then
-//! appears exactly once with no axis on which both of its members are shifted (its canonical
-//! representation), and both of its members' lists come from that one distance, so the
-//! result is symmetric and does not depend on how the caller numbers the points.
+//! code runs on the 3-D [`Grid`] ([`PeriodicSearch`]) and on the plane's [`Grid2`]
+//! ([`crate::plane::PeriodicSearch2`]), through [`PeriodicGrid`]. Every minimum-image pair
+//! then appears exactly once with no axis on which both of its members are shifted (its
+//! canonical representation), and both of its members' lists come from that one distance, so
+//! the result is symmetric and does not depend on how the caller numbers the points.
 
 use rayon::prelude::*;
 

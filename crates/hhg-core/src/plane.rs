@@ -40,8 +40,8 @@ use crate::parallel::DisjointSlice;
 use crate::real::{LANES, Real};
 use crate::sort::{SortScratch, counting_sort, cut_units};
 
-/// A periodic rectangle of the plane (see [`crate::periodic::PeriodicBox`]): `PeriodicBox2::cubic(origin,
-/// lengths)` is periodic along both axes.
+/// A periodic rectangle of the plane (see [`crate::periodic::PeriodicBox`]):
+/// `PeriodicBox2::cubic(origin, lengths)` is periodic along both axes.
 pub type PeriodicBox2<T> = crate::periodic::PeriodicBox<T, 2>;
 
 /// A minimum-image pair of [`PeriodicSearch2`], with its shift in box lengths per axis.
