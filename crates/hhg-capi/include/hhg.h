@@ -126,6 +126,12 @@ enum HhgStatus
    * that every slot's generations are used up. Nothing was created.
    */
   HHG_STATUS_HANDLES_EXHAUSTED = 22,
+  /**
+   * A 3-D point function (one without `_2d_`) was called on a 2-D search created by
+   * `hhg_search_new_2d_f32` or `hhg_search_new_2d_f64`, or a `_2d_` function on a 3-D
+   * search.
+   */
+  HHG_STATUS_WRONG_DIMENSION = 23,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -161,10 +167,38 @@ typedef int32_t HhgPrecision;
 #endif // __cplusplus
 
 /**
+ * The dimension of a search: the number of coordinates of its points.
+ */
+enum HhgDimension
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Points of the plane, `(x, y)`: a search made by `hhg_search_new_2d_f32` or
+   * `hhg_search_new_2d_f64`, whose point functions end in `_2d_f32` or `_2d_f64`.
+   */
+  HHG_DIMENSION_TWO = 2,
+  /**
+   * Points of space, `(x, y, z)`: a search made by `hhg_search_new_f32` or
+   * `hhg_search_new_f64`.
+   */
+  HHG_DIMENSION_THREE = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum HhgDimension HhgDimension;
+#else
+typedef int32_t HhgDimension;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * An opaque neighbour search over several point sets sharing one radius, in one precision
- * (`float` or `double`, fixed at creation).
+ * (`float` or `double`) and one dimension (3-D or 2-D), both fixed at creation.
  *
- * Create it with `hhg_search_new_f32` or `hhg_search_new_f64` and free it with
+ * Create it with `hhg_search_new_f32` or `hhg_search_new_f64` (3-D), or
+ * `hhg_search_new_2d_f32` or `hhg_search_new_2d_f64` (2-D), and free it with
  * `hhg_search_free`. Functions that take it as `const HhgSearch *` only read it and may run
  * concurrently with each other; a function that takes `HhgSearch *` (including
  * `hhg_search_free`) must not run concurrently with any other call on the same search.
@@ -280,6 +314,32 @@ HhgStatus hhg_search_new_f32(float radius, struct HhgSearch **out_search);
 HhgStatus hhg_search_new_f64(double radius, struct HhgSearch **out_search);
 
 /**
+ * Creates a search of points of the plane, `(x, y)`, for neighbours within `radius` in
+ * `float` precision; otherwise like `hhg_search_new_f32`.
+ *
+ * The dimension is fixed, like the precision: its points are given with the `_2d_f32`
+ * functions (`hhg_search_add_set_2d_f32`, `hhg_search_update_set_2d_f32`, ...), and a 3-D
+ * point function returns `HHG_STATUS_WRONG_DIMENSION`. Every function without points
+ * (activation, `hhg_search_find_neighbors`, lists, pairs, distances, caps, orders) works
+ * on it unchanged.
+ *
+ * # Safety
+ *
+ * `out_search` must be NULL or point to a writable `HhgSearch *`.
+ */
+HhgStatus hhg_search_new_2d_f32(float radius, struct HhgSearch **out_search);
+
+/**
+ * Creates a search of points of the plane for neighbours within `radius` in `double`
+ * precision; otherwise like `hhg_search_new_2d_f32`.
+ *
+ * # Safety
+ *
+ * `out_search` must be NULL or point to a writable `HhgSearch *`.
+ */
+HhgStatus hhg_search_new_2d_f64(double radius, struct HhgSearch **out_search);
+
+/**
  * Frees a search and every array it lent out. NULL is ignored.
  *
  * Returns `HHG_STATUS_OK` for a live search or NULL, and `HHG_STATUS_INVALID_HANDLE` for a
@@ -305,6 +365,17 @@ HhgStatus hhg_search_free(struct HhgSearch *search);
  * `out_precision` must be NULL or writable.
  */
 HhgStatus hhg_search_precision(const struct HhgSearch *search, HhgPrecision *out_precision);
+
+/**
+ * Stores the dimension of the search (`HHG_DIMENSION_TWO` or `HHG_DIMENSION_THREE`) in
+ * `*out_dimension`.
+ *
+ * # Safety
+ *
+ * Any `search` is checked, but no other call may change or free it during this one;
+ * `out_dimension` must be NULL or writable.
+ */
+HhgStatus hhg_search_dimension(const struct HhgSearch *search, HhgDimension *out_dimension);
 
 /**
  * Stores the number of point sets of the search in `*out_count`.
@@ -339,7 +410,8 @@ HhgStatus hhg_search_set_len(const struct HhgSearch *search, size_t set, size_t 
  *
  * Fails with `HHG_STATUS_NON_FINITE_COORDINATE` for a NaN or infinite coordinate,
  * `HHG_STATUS_COORDINATE_OUT_OF_RANGE` for points too far apart for the radius,
- * `HHG_STATUS_TOO_MANY_POINTS`, `HHG_STATUS_PRECISION_MISMATCH` on an f64 search, or
+ * `HHG_STATUS_TOO_MANY_POINTS`, `HHG_STATUS_PRECISION_MISMATCH` on an f64 search,
+ * `HHG_STATUS_WRONG_DIMENSION` on a 2-D search (use `hhg_search_add_set_2d_f32`), or
  * `HHG_STATUS_NULL_POINTER`; nothing is added then.
  *
  * # Safety
@@ -504,6 +576,169 @@ HhgStatus hhg_search_resize_set_f64(struct HhgSearch *search,
                                     size_t n);
 
 /**
+ * Adds a point set of `n` points of the plane given as `xy = {x0, y0, x1, y1, ...}` (`2 * n`
+ * floats) to a 2-D f32 search (`hhg_search_new_2d_f32`), and stores its id in `*out_set`;
+ * otherwise like `hhg_search_add_set_f32`.
+ *
+ * Fails with `HHG_STATUS_NON_FINITE_COORDINATE` for a NaN or infinite coordinate (the
+ * message names the point and the axis), `HHG_STATUS_COORDINATE_OUT_OF_RANGE`,
+ * `HHG_STATUS_TOO_MANY_POINTS`, `HHG_STATUS_WRONG_DIMENSION` on a 3-D search,
+ * `HHG_STATUS_PRECISION_MISMATCH` on an f64 search, or `HHG_STATUS_NULL_POINTER`; nothing
+ * is added then.
+ *
+ * # Safety
+ *
+ * Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+ * `xy` must be NULL or point to `2 * n` readable floats; `out_set` must be NULL or point
+ * to a writable `size_t`.
+ */
+HhgStatus hhg_search_add_set_2d_f32(struct HhgSearch *search,
+                                    const float *xy,
+                                    size_t n,
+                                    bool dynamic,
+                                    size_t *out_set);
+
+/**
+ * Adds a point set of `n` points of the plane given as two arrays `x`, `y` of `n` floats
+ * each to a 2-D f32 search; otherwise like `hhg_search_add_set_2d_f32`.
+ *
+ * # Safety
+ *
+ * Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+ * each of `x` and `y` must be NULL or point to `n` readable floats; `out_set` must be
+ * NULL or point to a writable `size_t`.
+ */
+HhgStatus hhg_search_add_set_soa_2d_f32(struct HhgSearch *search,
+                                        const float *x,
+                                        const float *y,
+                                        size_t n,
+                                        bool dynamic,
+                                        size_t *out_set);
+
+/**
+ * Replaces the positions of set `set` of a 2-D f32 search by `n` points given as `2 * n`
+ * floats (`xy`); `n` must be the set's point count. Otherwise like
+ * `hhg_search_update_set_f32`; fails with `HHG_STATUS_WRONG_DIMENSION` on a 3-D search.
+ *
+ * # Safety
+ *
+ * Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+ * `xy` must be NULL or point to `2 * n` readable floats.
+ */
+HhgStatus hhg_search_update_set_2d_f32(struct HhgSearch *search,
+                                       size_t set,
+                                       const float *xy,
+                                       size_t n);
+
+/**
+ * Replaces the positions of set `set` of a 2-D f32 search by two arrays of `n` floats;
+ * otherwise like `hhg_search_update_set_2d_f32`.
+ *
+ * # Safety
+ *
+ * Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+ * each of `x` and `y` must be NULL or point to `n` readable floats.
+ */
+HhgStatus hhg_search_update_set_soa_2d_f32(struct HhgSearch *search,
+                                           size_t set,
+                                           const float *x,
+                                           const float *y,
+                                           size_t n);
+
+/**
+ * Replaces set `set` of a 2-D f32 search by `n` points given as `2 * n` floats (`xy`),
+ * where `n` may differ from the set's point count; otherwise like
+ * `hhg_search_resize_set_f32`; fails with `HHG_STATUS_WRONG_DIMENSION` on a 3-D search.
+ *
+ * # Safety
+ *
+ * Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+ * `xy` must be NULL or point to `2 * n` readable floats.
+ */
+HhgStatus hhg_search_resize_set_2d_f32(struct HhgSearch *search,
+                                       size_t set,
+                                       const float *xy,
+                                       size_t n);
+
+/**
+ * Adds a point set of `n` points of the plane given as `2 * n` doubles to a 2-D f64 search
+ * (`hhg_search_new_2d_f64`); otherwise like `hhg_search_add_set_2d_f32`.
+ *
+ * # Safety
+ *
+ * Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+ * `xy` must be NULL or point to `2 * n` readable doubles; `out_set` must be NULL or point
+ * to a writable `size_t`.
+ */
+HhgStatus hhg_search_add_set_2d_f64(struct HhgSearch *search,
+                                    const double *xy,
+                                    size_t n,
+                                    bool dynamic,
+                                    size_t *out_set);
+
+/**
+ * Adds a point set of `n` points of the plane given as two arrays `x`, `y` of `n` doubles
+ * each to a 2-D f64 search; otherwise like `hhg_search_add_set_2d_f32`.
+ *
+ * # Safety
+ *
+ * Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+ * each of `x` and `y` must be NULL or point to `n` readable doubles; `out_set` must be
+ * NULL or point to a writable `size_t`.
+ */
+HhgStatus hhg_search_add_set_soa_2d_f64(struct HhgSearch *search,
+                                        const double *x,
+                                        const double *y,
+                                        size_t n,
+                                        bool dynamic,
+                                        size_t *out_set);
+
+/**
+ * Replaces the positions of set `set` of a 2-D f64 search by `n` points given as `2 * n`
+ * doubles (`xy`); `n` must be the set's point count. Otherwise like
+ * `hhg_search_update_set_f64`; fails with `HHG_STATUS_WRONG_DIMENSION` on a 3-D search.
+ *
+ * # Safety
+ *
+ * Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+ * `xy` must be NULL or point to `2 * n` readable doubles.
+ */
+HhgStatus hhg_search_update_set_2d_f64(struct HhgSearch *search,
+                                       size_t set,
+                                       const double *xy,
+                                       size_t n);
+
+/**
+ * Replaces the positions of set `set` of a 2-D f64 search by two arrays of `n` doubles;
+ * otherwise like `hhg_search_update_set_2d_f64`.
+ *
+ * # Safety
+ *
+ * Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+ * each of `x` and `y` must be NULL or point to `n` readable doubles.
+ */
+HhgStatus hhg_search_update_set_soa_2d_f64(struct HhgSearch *search,
+                                           size_t set,
+                                           const double *x,
+                                           const double *y,
+                                           size_t n);
+
+/**
+ * Replaces set `set` of a 2-D f64 search by `n` points given as `2 * n` doubles (`xy`),
+ * where `n` may differ from the set's point count; otherwise like
+ * `hhg_search_resize_set_f64`; fails with `HHG_STATUS_WRONG_DIMENSION` on a 3-D search.
+ *
+ * # Safety
+ *
+ * Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+ * `xy` must be NULL or point to `2 * n` readable doubles.
+ */
+HhgStatus hhg_search_resize_set_2d_f64(struct HhgSearch *search,
+                                       size_t set,
+                                       const double *xy,
+                                       size_t n);
+
+/**
  * Makes set `searching` look (`active` true) or stop looking (false) for neighbours in set
  * `searched`. A set may search itself. Nothing is searched until
  * `hhg_search_find_neighbors`.
@@ -633,6 +868,10 @@ HhgStatus hhg_search_order(const struct HhgSearch *search,
  * next search. Nothing is copied; the array stays valid until the next call that takes
  * the search as a non-const `HhgSearch *`.
  *
+ * On a 2-D search the set's grid is rebuilt from its positions in cell order (one build
+ * more than in 3-D, and no faster list pass); the numbering and the permutation are the
+ * same as in 3-D.
+ *
  * Fails with `HHG_STATUS_UNKNOWN_POINT_SET` when the set does not exist, and changes
  * nothing when an output pointer is NULL.
  *
@@ -655,7 +894,8 @@ HhgStatus hhg_search_adopt_cell_order(struct HhgSearch *search,
  * not be a point of any set; a point of `searched` at `xyz` is found itself.
  *
  * Fails with `HHG_STATUS_UNKNOWN_POINT_SET`, `HHG_STATUS_NON_FINITE_COORDINATE` for a NaN or
- * infinite coordinate of `xyz`, `HHG_STATUS_PRECISION_MISMATCH` on an f64 search, or
+ * infinite coordinate of `xyz`, `HHG_STATUS_PRECISION_MISMATCH` on an f64 search,
+ * `HHG_STATUS_WRONG_DIMENSION` on a 2-D search (use `hhg_search_query_point_2d_f32`), or
  * `HHG_STATUS_NULL_POINTER` (`out_indices` may be NULL only when `capacity` is 0); nothing
  * is written then.
  *
@@ -688,6 +928,42 @@ HhgStatus hhg_search_query_point_f64(const struct HhgSearch *search,
                                      uint32_t *out_indices,
                                      size_t capacity,
                                      size_t *out_count);
+
+/**
+ * Finds the points of set `searched` of a 2-D f32 search within the radius of the
+ * position `xy = {x, y}`; otherwise like `hhg_search_query_point_f32` (a NaN or infinite
+ * coordinate of `xy` is refused with `HHG_STATUS_NON_FINITE_COORDINATE`, and a 3-D search
+ * with `HHG_STATUS_WRONG_DIMENSION`).
+ *
+ * # Safety
+ *
+ * Any `search` is checked, but no other call may change or free it during this one; `xy`
+ * must be NULL or point to 2 readable floats; unless `capacity` is 0, `out_indices` must
+ * be NULL or point to `capacity` writable `uint32_t`; `out_count` must be NULL or writable.
+ */
+HhgStatus hhg_search_query_point_2d_f32(const struct HhgSearch *search,
+                                        size_t searched,
+                                        const float *xy,
+                                        uint32_t *out_indices,
+                                        size_t capacity,
+                                        size_t *out_count);
+
+/**
+ * Finds the points of set `searched` of a 2-D f64 search within the radius of the position
+ * `xy` (2 doubles); otherwise like `hhg_search_query_point_2d_f32`.
+ *
+ * # Safety
+ *
+ * Any `search` is checked, but no other call may change or free it during this one; `xy`
+ * must be NULL or point to 2 readable doubles; unless `capacity` is 0, `out_indices` must
+ * be NULL or point to `capacity` writable `uint32_t`; `out_count` must be NULL or writable.
+ */
+HhgStatus hhg_search_query_point_2d_f64(const struct HhgSearch *search,
+                                        size_t searched,
+                                        const double *xy,
+                                        uint32_t *out_indices,
+                                        size_t capacity,
+                                        size_t *out_count);
 
 /**
  * Returns a fixed, human-readable description of a status code (a static string that is

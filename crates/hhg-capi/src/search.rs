@@ -16,40 +16,50 @@ mod results;
 
 mod state;
 
+mod plane;
+
 pub use lifecycle::{
-    hhg_search_free, hhg_search_new_f32, hhg_search_new_f64, hhg_search_precision,
-    hhg_search_set_count, hhg_search_set_len,
+    hhg_search_dimension, hhg_search_free, hhg_search_new_2d_f32, hhg_search_new_2d_f64,
+    hhg_search_new_f32, hhg_search_new_f64, hhg_search_precision, hhg_search_set_count,
+    hhg_search_set_len,
 };
 pub use results::{
     HhgNeighborLists, HhgPairList, hhg_search_adopt_cell_order, hhg_search_neighbors,
-    hhg_search_order, hhg_search_pairs, hhg_search_query_point_f32, hhg_search_query_point_f64,
+    hhg_search_order, hhg_search_pairs, hhg_search_query_point_2d_f32,
+    hhg_search_query_point_2d_f64, hhg_search_query_point_f32, hhg_search_query_point_f64,
 };
 pub use sets::{
-    hhg_search_add_set_f32, hhg_search_add_set_f64, hhg_search_add_set_soa_f32,
-    hhg_search_add_set_soa_f64, hhg_search_resize_set_f32, hhg_search_resize_set_f64,
-    hhg_search_update_set_f32, hhg_search_update_set_f64, hhg_search_update_set_soa_f32,
-    hhg_search_update_set_soa_f64,
+    hhg_search_add_set_2d_f32, hhg_search_add_set_2d_f64, hhg_search_add_set_f32,
+    hhg_search_add_set_f64, hhg_search_add_set_soa_2d_f32, hhg_search_add_set_soa_2d_f64,
+    hhg_search_add_set_soa_f32, hhg_search_add_set_soa_f64, hhg_search_resize_set_2d_f32,
+    hhg_search_resize_set_2d_f64, hhg_search_resize_set_f32, hhg_search_resize_set_f64,
+    hhg_search_update_set_2d_f32, hhg_search_update_set_2d_f64, hhg_search_update_set_f32,
+    hhg_search_update_set_f64, hhg_search_update_set_soa_2d_f32, hhg_search_update_set_soa_2d_f64,
+    hhg_search_update_set_soa_f32, hhg_search_update_set_soa_f64,
 };
 pub use steps::{
     hhg_search_find_neighbors, hhg_search_set_active, hhg_search_set_max_entries,
     hhg_search_set_pairs, hhg_search_set_with_distances,
 };
 
+use std::cell::RefCell;
 use std::ops::{Deref, DerefMut};
 use std::ptr::{self, NonNull};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use hhg_core::Real;
+use hhg_core::{NeighborLists, Real};
 
 use crate::args::output;
 use crate::registry::Registry;
 use crate::status::{Failure, HhgStatus, guard};
+use plane::PlaneState;
 use state::State;
 
 /// An opaque neighbour search over several point sets sharing one radius, in one precision
-/// (`float` or `double`, fixed at creation).
+/// (`float` or `double`) and one dimension (3-D or 2-D), both fixed at creation.
 ///
-/// Create it with `hhg_search_new_f32` or `hhg_search_new_f64` and free it with
+/// Create it with `hhg_search_new_f32` or `hhg_search_new_f64` (3-D), or
+/// `hhg_search_new_2d_f32` or `hhg_search_new_2d_f64` (2-D), and free it with
 /// `hhg_search_free`. Functions that take it as `const HhgSearch *` only read it and may run
 /// concurrently with each other; a function that takes `HhgSearch *` (including
 /// `hhg_search_free`) must not run concurrently with any other call on the same search.
@@ -62,7 +72,7 @@ pub struct HhgSearch {
     _opaque: [u8; 0],
 }
 
-/// What a search handle names: the search in its precision.
+/// What a search handle names: the search in its precision and dimension.
 struct Search {
     inner: Inner,
     /// Set when a panic unwound through a call that was changing the search: its state may be
@@ -120,18 +130,35 @@ pub enum HhgPrecision {
     F64 = 64,
 }
 
-/// The search in the precision it was created with.
+/// The dimension of a search: the number of coordinates of its points.
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HhgDimension {
+    /// Points of the plane, `(x, y)`: a search made by `hhg_search_new_2d_f32` or
+    /// `hhg_search_new_2d_f64`, whose point functions end in `_2d_f32` or `_2d_f64`.
+    Two = 2,
+    /// Points of space, `(x, y, z)`: a search made by `hhg_search_new_f32` or
+    /// `hhg_search_new_f64`.
+    Three = 3,
+}
+
+/// The search in the precision and dimension it was created with.
 enum Inner {
     F32(State<f32>),
     F64(State<f64>),
+    PlaneF32(PlaneState<f32>),
+    PlaneF64(PlaneState<f64>),
 }
 
-/// Runs `$body` with `$state` bound to the search's state, whatever its precision.
+/// Runs `$body` with `$state` bound to the search's state, whatever its precision and
+/// dimension: the 3-D and 2-D states have the same dimension-free methods.
 macro_rules! dispatch {
     ($inner:expr, $state:ident => $body:expr) => {
         match $inner {
             $crate::search::Inner::F32($state) => $body,
             $crate::search::Inner::F64($state) => $body,
+            $crate::search::Inner::PlaneF32($state) => $body,
+            $crate::search::Inner::PlaneF64($state) => $body,
         }
     };
 }
@@ -144,17 +171,37 @@ trait Precision: Real {
     /// The suffix of this precision's functions.
     const NAME: &'static str;
 
-    /// Wraps a state of this precision.
+    /// Wraps a 3-D state of this precision.
     fn wrap(state: State<Self>) -> Inner;
 
-    /// The state, when the search has this precision.
+    /// Wraps a 2-D state of this precision.
+    fn wrap_plane(state: PlaneState<Self>) -> Inner;
+
+    /// The 3-D state, when the search is 3-D and has this precision.
     fn state_mut(inner: &mut Inner) -> Option<&mut State<Self>>;
 
-    /// The state to read, when the search has this precision.
+    /// The 3-D state to read, when the search is 3-D and has this precision.
     fn state_ref(inner: &Inner) -> Option<&State<Self>>;
+
+    /// The 2-D state, when the search is 2-D and has this precision.
+    fn plane_mut(inner: &mut Inner) -> Option<&mut PlaneState<Self>>;
+
+    /// The 2-D state to read, when the search is 2-D and has this precision.
+    fn plane_ref(inner: &Inner) -> Option<&PlaneState<Self>>;
+
+    /// Runs `body` with this thread's scratch lists of 2-D position queries.
+    fn with_query_lists<R>(body: impl FnOnce(&mut NeighborLists<Self>) -> R) -> R;
 
     /// Splits a distance array into the `(f32, f64)` fields of a view; the other is NULL.
     fn distance_fields(distances: Option<&[Self]>) -> (*const f32, *const f64);
+}
+
+thread_local! {
+    /// The lists of the last 2-D position query of an f32 search on this thread, reused.
+    static QUERY_LISTS_F32: RefCell<NeighborLists<f32>> = RefCell::new(NeighborLists::default());
+
+    /// The lists of the last 2-D position query of an f64 search on this thread, reused.
+    static QUERY_LISTS_F64: RefCell<NeighborLists<f64>> = RefCell::new(NeighborLists::default());
 }
 
 impl Precision for f32 {
@@ -164,18 +211,40 @@ impl Precision for f32 {
         Inner::F32(state)
     }
 
+    fn wrap_plane(state: PlaneState<Self>) -> Inner {
+        Inner::PlaneF32(state)
+    }
+
     fn state_mut(inner: &mut Inner) -> Option<&mut State<Self>> {
         match inner {
             Inner::F32(state) => Some(state),
-            Inner::F64(_) => None,
+            _ => None,
         }
     }
 
     fn state_ref(inner: &Inner) -> Option<&State<Self>> {
         match inner {
             Inner::F32(state) => Some(state),
-            Inner::F64(_) => None,
+            _ => None,
         }
+    }
+
+    fn plane_mut(inner: &mut Inner) -> Option<&mut PlaneState<Self>> {
+        match inner {
+            Inner::PlaneF32(state) => Some(state),
+            _ => None,
+        }
+    }
+
+    fn plane_ref(inner: &Inner) -> Option<&PlaneState<Self>> {
+        match inner {
+            Inner::PlaneF32(state) => Some(state),
+            _ => None,
+        }
+    }
+
+    fn with_query_lists<R>(body: impl FnOnce(&mut NeighborLists<Self>) -> R) -> R {
+        QUERY_LISTS_F32.with_borrow_mut(body)
     }
 
     fn distance_fields(distances: Option<&[Self]>) -> (*const f32, *const f64) {
@@ -190,18 +259,40 @@ impl Precision for f64 {
         Inner::F64(state)
     }
 
+    fn wrap_plane(state: PlaneState<Self>) -> Inner {
+        Inner::PlaneF64(state)
+    }
+
     fn state_mut(inner: &mut Inner) -> Option<&mut State<Self>> {
         match inner {
             Inner::F64(state) => Some(state),
-            Inner::F32(_) => None,
+            _ => None,
         }
     }
 
     fn state_ref(inner: &Inner) -> Option<&State<Self>> {
         match inner {
             Inner::F64(state) => Some(state),
-            Inner::F32(_) => None,
+            _ => None,
         }
+    }
+
+    fn plane_mut(inner: &mut Inner) -> Option<&mut PlaneState<Self>> {
+        match inner {
+            Inner::PlaneF64(state) => Some(state),
+            _ => None,
+        }
+    }
+
+    fn plane_ref(inner: &Inner) -> Option<&PlaneState<Self>> {
+        match inner {
+            Inner::PlaneF64(state) => Some(state),
+            _ => None,
+        }
+    }
+
+    fn with_query_lists<R>(body: impl FnOnce(&mut NeighborLists<Self>) -> R) -> R {
+        QUERY_LISTS_F64.with_borrow_mut(body)
     }
 
     fn distance_fields(distances: Option<&[Self]>) -> (*const f32, *const f64) {
@@ -213,8 +304,16 @@ impl Search {
     /// The precision the search was created with.
     fn precision(&self) -> HhgPrecision {
         match self.inner {
-            Inner::F32(_) => HhgPrecision::F32,
-            Inner::F64(_) => HhgPrecision::F64,
+            Inner::F32(_) | Inner::PlaneF32(_) => HhgPrecision::F32,
+            Inner::F64(_) | Inner::PlaneF64(_) => HhgPrecision::F64,
+        }
+    }
+
+    /// The dimension the search was created with.
+    fn dimension(&self) -> HhgDimension {
+        match self.inner {
+            Inner::F32(_) | Inner::F64(_) => HhgDimension::Three,
+            Inner::PlaneF32(_) | Inner::PlaneF64(_) => HhgDimension::Two,
         }
     }
 
@@ -230,16 +329,61 @@ impl Search {
         Ok(())
     }
 
-    /// The state in precision `T`, or a precision mismatch.
+    /// The 3-D state in precision `T`, or a dimension or precision mismatch.
     fn state_mut<T: Precision>(&mut self) -> Result<&mut State<T>, Failure> {
-        let precision = self.precision();
-        T::state_mut(&mut self.inner).ok_or_else(|| precision_mismatch::<T>(precision))
+        let (dimension, precision) = (self.dimension(), self.precision());
+        T::state_mut(&mut self.inner)
+            .ok_or_else(|| mismatch::<T>(HhgDimension::Three, dimension, precision))
     }
 
-    /// The state in precision `T` to read, or a precision mismatch.
+    /// The 3-D state in precision `T` to read, or a dimension or precision mismatch.
     fn state_ref<T: Precision>(&self) -> Result<&State<T>, Failure> {
-        T::state_ref(&self.inner).ok_or_else(|| precision_mismatch::<T>(self.precision()))
+        T::state_ref(&self.inner)
+            .ok_or_else(|| mismatch::<T>(HhgDimension::Three, self.dimension(), self.precision()))
     }
+
+    /// The 2-D state in precision `T`, or a dimension or precision mismatch.
+    fn plane_mut<T: Precision>(&mut self) -> Result<&mut PlaneState<T>, Failure> {
+        let (dimension, precision) = (self.dimension(), self.precision());
+        T::plane_mut(&mut self.inner)
+            .ok_or_else(|| mismatch::<T>(HhgDimension::Two, dimension, precision))
+    }
+
+    /// The 2-D state in precision `T` to read, or a dimension or precision mismatch.
+    fn plane_ref<T: Precision>(&self) -> Result<&PlaneState<T>, Failure> {
+        T::plane_ref(&self.inner)
+            .ok_or_else(|| mismatch::<T>(HhgDimension::Two, self.dimension(), self.precision()))
+    }
+}
+
+/// The failure of a function of dimension `wanted` and precision `T` called on a search of
+/// dimension `dimension` and precision `precision`: the dimension is reported first.
+fn mismatch<T: Precision>(
+    wanted: HhgDimension,
+    dimension: HhgDimension,
+    precision: HhgPrecision,
+) -> Failure {
+    if wanted == dimension {
+        precision_mismatch::<T>(precision)
+    } else {
+        dimension_mismatch(dimension)
+    }
+}
+
+/// The failure of a point function of the other dimension called on a search of dimension
+/// `actual`.
+fn dimension_mismatch(actual: HhgDimension) -> Failure {
+    let message = match actual {
+        HhgDimension::Two => {
+            "a 3-D point function was called on a 2-D search (made by hhg_search_new_2d_*); \
+             use its _2d_f32 or _2d_f64 form, which takes (x, y) points"
+        }
+        HhgDimension::Three => {
+            "a _2d_ point function was called on a 3-D search (made by hhg_search_new_f32 or \
+             hhg_search_new_f64); use the form without _2d_, which takes (x, y, z) points"
+        }
+    };
+    Failure::new(HhgStatus::WrongDimension, message)
 }
 
 /// The failure of an `_f32` or `_f64` function (precision `T`) called on a search of

@@ -72,10 +72,14 @@ pub enum HhgStatus {
     /// a 32-bit one), or the process has created and freed about 2^48 (2^24) of them, so
     /// that every slot's generations are used up. Nothing was created.
     HandlesExhausted = 22,
+    /// A 3-D point function (one without `_2d_`) was called on a 2-D search created by
+    /// `hhg_search_new_2d_f32` or `hhg_search_new_2d_f64`, or a `_2d_` function on a 3-D
+    /// search.
+    WrongDimension = 23,
 }
 
 /// The fixed description of every status code, in code order.
-const DESCRIPTIONS: [(HhgStatus, &CStr); 23] = [
+const DESCRIPTIONS: [(HhgStatus, &CStr); 24] = [
     (HhgStatus::Ok, c"success"),
     (
         HhgStatus::NullPointer,
@@ -163,6 +167,10 @@ const DESCRIPTIONS: [(HhgStatus, &CStr); 23] = [
         HhgStatus::HandlesExhausted,
         c"no search handle is left: too many searches are live, or every slot's generations \
           are used up",
+    ),
+    (
+        HhgStatus::WrongDimension,
+        c"the function's dimension (2-D or 3-D) differs from the search's",
     ),
 ];
 

@@ -1,4 +1,4 @@
-//! C and C++ examples test: compiles `examples/example.c` and `examples/example.cpp` against `include/hhg.h`, links each against the static and the shared library this test run built, and runs all four.
+//! C and C++ examples test: compiles `examples/example.c`, `examples/example_2d.c` (the 2-D search) and `examples/example.cpp` against `include/hhg.h`, links each against the static and the shared library this test run built, and runs all six.
 //!
 //! The test reuses the `libhhg.a` and `libhhg.so` that cargo builds next to the test binary, so
 //! `cargo test --workspace` checks the C API from C and C++ without a second build of the
@@ -110,6 +110,12 @@ fn c_and_cpp_examples_build_link_and_run() {
             cc.as_str(),
             "-std=c11",
             examples.join("example.c"),
+        ),
+        (
+            "example_2d_c",
+            cc.as_str(),
+            "-std=c11",
+            examples.join("example_2d.c"),
         ),
         (
             "example_cpp",

@@ -4,5 +4,6 @@
 // MODULE::`.
 mod c_examples;
 mod capi;
+mod capi_2d;
 mod compactnsearch_layer;
 mod header;

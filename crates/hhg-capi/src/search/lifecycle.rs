@@ -1,26 +1,36 @@
-//! Creating and freeing a search, and reading what it holds: its precision, its number of
-//! point sets and the size of each.
+//! Creating and freeing a search (3-D or 2-D), and reading what it holds: its precision, its
+//! dimension, its number of point sets and the size of each.
 
 use std::ptr;
 
 use super::{
-    HhgPrecision, HhgSearch, Precision, Search, State, dispatch, read, register, unregister,
+    HhgDimension, HhgPrecision, HhgSearch, PlaneState, Precision, Search, State, dispatch, read,
+    register, unregister,
 };
 use crate::args::output;
 use crate::status::{HhgStatus, guard, guard_keeping_message};
 
-/// The body of `hhg_search_new_f32` and `hhg_search_new_f64`.
+/// The body of `hhg_search_new_f32`, `hhg_search_new_f64` (`dimension` three) and
+/// `hhg_search_new_2d_f32`, `hhg_search_new_2d_f64` (`dimension` two).
 ///
 /// # Safety
 ///
 /// `out_search` must be NULL or point to a writable `HhgSearch *`.
-unsafe fn new_search<T: Precision>(radius: T, out_search: *mut *mut HhgSearch) -> HhgStatus {
+unsafe fn new_search<T: Precision>(
+    radius: T,
+    dimension: HhgDimension,
+    out_search: *mut *mut HhgSearch,
+) -> HhgStatus {
     guard(|| {
         // SAFETY: the caller guarantees that `out_search` is NULL or writable.
         let out = unsafe { output(out_search, "out_search") }?;
         out.write(ptr::null_mut());
+        let inner = match dimension {
+            HhgDimension::Three => T::wrap(State::new(radius)?),
+            HhgDimension::Two => T::wrap_plane(PlaneState::new(radius)?),
+        };
         let search = Search {
-            inner: T::wrap(State::new(radius)?),
+            inner,
             poisoned: false,
         };
         out.write(register(search)?);
@@ -49,7 +59,7 @@ pub unsafe extern "C" fn hhg_search_new_f32(
     out_search: *mut *mut HhgSearch,
 ) -> HhgStatus {
     // SAFETY: this function's contract is `new_search`'s.
-    unsafe { new_search(radius, out_search) }
+    unsafe { new_search(radius, HhgDimension::Three, out_search) }
 }
 
 /// Creates a search for neighbours within `radius` in `double` precision; otherwise like
@@ -64,7 +74,43 @@ pub unsafe extern "C" fn hhg_search_new_f64(
     out_search: *mut *mut HhgSearch,
 ) -> HhgStatus {
     // SAFETY: this function's contract is `new_search`'s.
-    unsafe { new_search(radius, out_search) }
+    unsafe { new_search(radius, HhgDimension::Three, out_search) }
+}
+
+/// Creates a search of points of the plane, `(x, y)`, for neighbours within `radius` in
+/// `float` precision; otherwise like `hhg_search_new_f32`.
+///
+/// The dimension is fixed, like the precision: its points are given with the `_2d_f32`
+/// functions (`hhg_search_add_set_2d_f32`, `hhg_search_update_set_2d_f32`, ...), and a 3-D
+/// point function returns `HHG_STATUS_WRONG_DIMENSION`. Every function without points
+/// (activation, `hhg_search_find_neighbors`, lists, pairs, distances, caps, orders) works
+/// on it unchanged.
+///
+/// # Safety
+///
+/// `out_search` must be NULL or point to a writable `HhgSearch *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_new_2d_f32(
+    radius: f32,
+    out_search: *mut *mut HhgSearch,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `new_search`'s.
+    unsafe { new_search(radius, HhgDimension::Two, out_search) }
+}
+
+/// Creates a search of points of the plane for neighbours within `radius` in `double`
+/// precision; otherwise like `hhg_search_new_2d_f32`.
+///
+/// # Safety
+///
+/// `out_search` must be NULL or point to a writable `HhgSearch *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_new_2d_f64(
+    radius: f64,
+    out_search: *mut *mut HhgSearch,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `new_search`'s.
+    unsafe { new_search(radius, HhgDimension::Two, out_search) }
 }
 
 /// Frees a search and every array it lent out. NULL is ignored.
@@ -110,6 +156,29 @@ pub unsafe extern "C" fn hhg_search_precision(
             out_precision,
             "out_precision",
             |s| Ok(s.precision()),
+        )
+    }
+}
+
+/// Stores the dimension of the search (`HHG_DIMENSION_TWO` or `HHG_DIMENSION_THREE`) in
+/// `*out_dimension`.
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may change or free it during this one;
+/// `out_dimension` must be NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_dimension(
+    search: *const HhgSearch,
+    out_dimension: *mut HhgDimension,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `read`'s.
+    unsafe {
+        read(
+            search,
+            out_dimension,
+            "out_dimension",
+            |s| Ok(s.dimension()),
         )
     }
 }

@@ -209,6 +209,10 @@ pub unsafe extern "C" fn hhg_search_order(
 /// next search. Nothing is copied; the array stays valid until the next call that takes
 /// the search as a non-const `HhgSearch *`.
 ///
+/// On a 2-D search the set's grid is rebuilt from its positions in cell order (one build
+/// more than in 3-D, and no faster list pass); the numbering and the permutation are the
+/// same as in 3-D.
+///
 /// Fails with `HHG_STATUS_UNKNOWN_POINT_SET` when the set does not exist, and changes
 /// nothing when an output pointer is NULL.
 ///
@@ -291,7 +295,8 @@ unsafe fn query_point<T: Precision>(
 /// not be a point of any set; a point of `searched` at `xyz` is found itself.
 ///
 /// Fails with `HHG_STATUS_UNKNOWN_POINT_SET`, `HHG_STATUS_NON_FINITE_COORDINATE` for a NaN or
-/// infinite coordinate of `xyz`, `HHG_STATUS_PRECISION_MISMATCH` on an f64 search, or
+/// infinite coordinate of `xyz`, `HHG_STATUS_PRECISION_MISMATCH` on an f64 search,
+/// `HHG_STATUS_WRONG_DIMENSION` on a 2-D search (use `hhg_search_query_point_2d_f32`), or
 /// `HHG_STATUS_NULL_POINTER` (`out_indices` may be NULL only when `capacity` is 0); nothing
 /// is written then.
 ///
@@ -332,4 +337,87 @@ pub unsafe extern "C" fn hhg_search_query_point_f64(
 ) -> HhgStatus {
     // SAFETY: this function's contract is `query_point`'s.
     unsafe { query_point(search, searched, xyz, out_indices, capacity, out_count) }
+}
+
+/// The body of the `hhg_search_query_point_2d_*` functions.
+///
+/// # Safety
+///
+/// As [`query_point`], with `xy` NULL or pointing to 2 readable values of `T`.
+unsafe fn query_point_2d<T: Precision>(
+    search: *const HhgSearch,
+    searched: usize,
+    xy: *const T,
+    out_indices: *mut u32,
+    capacity: usize,
+    out_count: *mut usize,
+) -> HhgStatus {
+    guard(|| {
+        // SAFETY: the caller guarantees that nothing changes a live `search` during the call.
+        let search = unsafe { search_ref(search) }?;
+        let state = search.plane_ref::<T>()?;
+        // SAFETY: the caller guarantees 2 readable values at a non-NULL `xy`.
+        let point = unsafe { input(xy, 2, "xy") }?;
+        // SAFETY: the caller guarantees that `out_count` is NULL or writable.
+        let out_count = unsafe { output(out_count, "out_count") }?;
+        if capacity > 0 && out_indices.is_null() {
+            return Err(crate::status::Failure::null("out_indices"));
+        }
+        T::with_query_lists(|lists| {
+            let found = state.query_point(searched, [point[0], point[1]], lists)?;
+            let copied = found.len().min(capacity);
+            if copied > 0 {
+                // SAFETY: `out_indices` is non-NULL (checked above) and the caller guarantees
+                // `capacity` writable values there, of which `copied` are written.
+                let out = unsafe { std::slice::from_raw_parts_mut(out_indices, copied) };
+                out.copy_from_slice(&found[..copied]);
+            }
+            out_count.write(found.len());
+            Ok(())
+        })
+    })
+}
+
+/// Finds the points of set `searched` of a 2-D f32 search within the radius of the
+/// position `xy = {x, y}`; otherwise like `hhg_search_query_point_f32` (a NaN or infinite
+/// coordinate of `xy` is refused with `HHG_STATUS_NON_FINITE_COORDINATE`, and a 3-D search
+/// with `HHG_STATUS_WRONG_DIMENSION`).
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may change or free it during this one; `xy`
+/// must be NULL or point to 2 readable floats; unless `capacity` is 0, `out_indices` must
+/// be NULL or point to `capacity` writable `uint32_t`; `out_count` must be NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_query_point_2d_f32(
+    search: *const HhgSearch,
+    searched: usize,
+    xy: *const f32,
+    out_indices: *mut u32,
+    capacity: usize,
+    out_count: *mut usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `query_point_2d`'s.
+    unsafe { query_point_2d(search, searched, xy, out_indices, capacity, out_count) }
+}
+
+/// Finds the points of set `searched` of a 2-D f64 search within the radius of the position
+/// `xy` (2 doubles); otherwise like `hhg_search_query_point_2d_f32`.
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may change or free it during this one; `xy`
+/// must be NULL or point to 2 readable doubles; unless `capacity` is 0, `out_indices` must
+/// be NULL or point to `capacity` writable `uint32_t`; `out_count` must be NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_query_point_2d_f64(
+    search: *const HhgSearch,
+    searched: usize,
+    xy: *const f64,
+    out_indices: *mut u32,
+    capacity: usize,
+    out_count: *mut usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `query_point_2d`'s.
+    unsafe { query_point_2d(search, searched, xy, out_indices, capacity, out_count) }
 }

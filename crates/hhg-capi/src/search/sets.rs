@@ -1,9 +1,10 @@
 //! Adding point sets to a search and replacing their positions, from AoS or SoA arrays in
-//! either precision.
+//! either precision and dimension (the `_2d_` functions take points of the plane).
 
 use hhg_core::building_blocks::check_count;
 use hhg_core::{Points, Real};
 
+use super::plane::PlanePoints;
 use super::{HhgSearch, Precision, search_mut};
 use crate::args::{input, output};
 use crate::status::{Failure, HhgStatus, guard};
@@ -113,6 +114,97 @@ unsafe fn resize_set<T: Precision>(
     })
 }
 
+/// Points of the plane as the caller passed them.
+#[derive(Clone, Copy)]
+enum RawPlanePoints<T> {
+    /// `x0, y0, x1, y1, ...`.
+    Aos(*const T),
+    /// Separate `x` and `y` arrays.
+    Soa(*const T, *const T),
+}
+
+/// Borrows `n` points of the plane from the caller's arrays.
+///
+/// # Safety
+///
+/// Unless `n` is 0, each pointer of `raw` must be NULL or point to as many readable values
+/// of `T` as it holds (`2 * n` for AoS, `n` for each SoA array), unchanged during the call.
+unsafe fn plane_points<'a, T: Real>(
+    raw: RawPlanePoints<T>,
+    n: usize,
+) -> Result<PlanePoints<'a, T>, Failure> {
+    check_count(n)?;
+    match raw {
+        RawPlanePoints::Aos(xy) => {
+            // SAFETY: `[T; 2]` has the alignment of `T`, and the caller guarantees `2 * n`
+            // readable values of `T` at `xy` (or `n` = 0): `n` values of `[T; 2]`.
+            let xy = unsafe { input(xy.cast::<[T; 2]>(), n, "xy") }?;
+            Ok(PlanePoints::Aos(xy))
+        }
+        RawPlanePoints::Soa(x, y) => {
+            // SAFETY: the caller guarantees `n` readable values at each of `x` and `y` (or
+            // `n` = 0).
+            let (x, y) = unsafe { (input(x, n, "x")?, input(y, n, "y")?) };
+            Ok(PlanePoints::Soa(x, y))
+        }
+    }
+}
+
+/// The body of the `hhg_search_add_set_*2d_*` functions.
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may use it during this one; `raw` and `n`
+/// must satisfy [`plane_points`], and `out_set` must be NULL or point to a writable `size_t`.
+unsafe fn add_set_2d<T: Precision>(
+    search: *mut HhgSearch,
+    raw: RawPlanePoints<T>,
+    n: usize,
+    dynamic: bool,
+    out_set: *mut usize,
+) -> HhgStatus {
+    guard(|| {
+        // SAFETY: the caller guarantees that a live `search` is not shared during the call.
+        let mut search = unsafe { search_mut(search) }?;
+        // SAFETY: the caller guarantees that `out_set` is NULL or writable.
+        let out = unsafe { output(out_set, "out_set") }?;
+        let state = search.plane_mut::<T>()?;
+        // SAFETY: the caller guarantees that `raw` holds `n` points.
+        let points = unsafe { plane_points(raw, n) }?;
+        out.write(state.add(points, dynamic)?);
+        Ok(())
+    })
+}
+
+/// The body of the `hhg_search_update_set_*2d_*` functions (`resize` false) and the
+/// `hhg_search_resize_set_2d_*` functions (`resize` true).
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may use it during this one; `raw` and `n`
+/// must satisfy [`plane_points`].
+unsafe fn replace_set_2d<T: Precision>(
+    search: *mut HhgSearch,
+    set: usize,
+    raw: RawPlanePoints<T>,
+    n: usize,
+    resize: bool,
+) -> HhgStatus {
+    guard(|| {
+        // SAFETY: the caller guarantees that a live `search` is not shared during the call.
+        let mut search = unsafe { search_mut(search) }?;
+        let state = search.plane_mut::<T>()?;
+        // SAFETY: the caller guarantees that `raw` holds `n` points.
+        let points = unsafe { plane_points(raw, n) }?;
+        if resize {
+            state.resize(set, points)?;
+        } else {
+            state.update(set, points)?;
+        }
+        Ok(())
+    })
+}
+
 /// Adds a point set of `n` points given as `xyz = {x0, y0, z0, x1, y1, z1, ...}` (`3 * n`
 /// floats) to an f32 search, and stores its id in `*out_set`. Ids count from 0 in order of
 /// addition.
@@ -125,7 +217,8 @@ unsafe fn resize_set<T: Precision>(
 ///
 /// Fails with `HHG_STATUS_NON_FINITE_COORDINATE` for a NaN or infinite coordinate,
 /// `HHG_STATUS_COORDINATE_OUT_OF_RANGE` for points too far apart for the radius,
-/// `HHG_STATUS_TOO_MANY_POINTS`, `HHG_STATUS_PRECISION_MISMATCH` on an f64 search, or
+/// `HHG_STATUS_TOO_MANY_POINTS`, `HHG_STATUS_PRECISION_MISMATCH` on an f64 search,
+/// `HHG_STATUS_WRONG_DIMENSION` on a 2-D search (use `hhg_search_add_set_2d_f32`), or
 /// `HHG_STATUS_NULL_POINTER`; nothing is added then.
 ///
 /// # Safety
@@ -328,4 +421,207 @@ pub unsafe extern "C" fn hhg_search_resize_set_f64(
 ) -> HhgStatus {
     // SAFETY: this function's contract is `resize_set`'s.
     unsafe { resize_set(search, set, RawPoints::Aos(xyz), n) }
+}
+
+/// Adds a point set of `n` points of the plane given as `xy = {x0, y0, x1, y1, ...}` (`2 * n`
+/// floats) to a 2-D f32 search (`hhg_search_new_2d_f32`), and stores its id in `*out_set`;
+/// otherwise like `hhg_search_add_set_f32`.
+///
+/// Fails with `HHG_STATUS_NON_FINITE_COORDINATE` for a NaN or infinite coordinate (the
+/// message names the point and the axis), `HHG_STATUS_COORDINATE_OUT_OF_RANGE`,
+/// `HHG_STATUS_TOO_MANY_POINTS`, `HHG_STATUS_WRONG_DIMENSION` on a 3-D search,
+/// `HHG_STATUS_PRECISION_MISMATCH` on an f64 search, or `HHG_STATUS_NULL_POINTER`; nothing
+/// is added then.
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+/// `xy` must be NULL or point to `2 * n` readable floats; `out_set` must be NULL or point
+/// to a writable `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_add_set_2d_f32(
+    search: *mut HhgSearch,
+    xy: *const f32,
+    n: usize,
+    dynamic: bool,
+    out_set: *mut usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `add_set_2d`'s.
+    unsafe { add_set_2d(search, RawPlanePoints::Aos(xy), n, dynamic, out_set) }
+}
+
+/// Adds a point set of `n` points of the plane given as two arrays `x`, `y` of `n` floats
+/// each to a 2-D f32 search; otherwise like `hhg_search_add_set_2d_f32`.
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+/// each of `x` and `y` must be NULL or point to `n` readable floats; `out_set` must be
+/// NULL or point to a writable `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_add_set_soa_2d_f32(
+    search: *mut HhgSearch,
+    x: *const f32,
+    y: *const f32,
+    n: usize,
+    dynamic: bool,
+    out_set: *mut usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `add_set_2d`'s.
+    unsafe { add_set_2d(search, RawPlanePoints::Soa(x, y), n, dynamic, out_set) }
+}
+
+/// Replaces the positions of set `set` of a 2-D f32 search by `n` points given as `2 * n`
+/// floats (`xy`); `n` must be the set's point count. Otherwise like
+/// `hhg_search_update_set_f32`; fails with `HHG_STATUS_WRONG_DIMENSION` on a 3-D search.
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+/// `xy` must be NULL or point to `2 * n` readable floats.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_update_set_2d_f32(
+    search: *mut HhgSearch,
+    set: usize,
+    xy: *const f32,
+    n: usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `replace_set_2d`'s.
+    unsafe { replace_set_2d(search, set, RawPlanePoints::Aos(xy), n, false) }
+}
+
+/// Replaces the positions of set `set` of a 2-D f32 search by two arrays of `n` floats;
+/// otherwise like `hhg_search_update_set_2d_f32`.
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+/// each of `x` and `y` must be NULL or point to `n` readable floats.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_update_set_soa_2d_f32(
+    search: *mut HhgSearch,
+    set: usize,
+    x: *const f32,
+    y: *const f32,
+    n: usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `replace_set_2d`'s.
+    unsafe { replace_set_2d(search, set, RawPlanePoints::Soa(x, y), n, false) }
+}
+
+/// Replaces set `set` of a 2-D f32 search by `n` points given as `2 * n` floats (`xy`),
+/// where `n` may differ from the set's point count; otherwise like
+/// `hhg_search_resize_set_f32`; fails with `HHG_STATUS_WRONG_DIMENSION` on a 3-D search.
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+/// `xy` must be NULL or point to `2 * n` readable floats.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_resize_set_2d_f32(
+    search: *mut HhgSearch,
+    set: usize,
+    xy: *const f32,
+    n: usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `replace_set_2d`'s.
+    unsafe { replace_set_2d(search, set, RawPlanePoints::Aos(xy), n, true) }
+}
+
+/// Adds a point set of `n` points of the plane given as `2 * n` doubles to a 2-D f64 search
+/// (`hhg_search_new_2d_f64`); otherwise like `hhg_search_add_set_2d_f32`.
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+/// `xy` must be NULL or point to `2 * n` readable doubles; `out_set` must be NULL or point
+/// to a writable `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_add_set_2d_f64(
+    search: *mut HhgSearch,
+    xy: *const f64,
+    n: usize,
+    dynamic: bool,
+    out_set: *mut usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `add_set_2d`'s.
+    unsafe { add_set_2d(search, RawPlanePoints::Aos(xy), n, dynamic, out_set) }
+}
+
+/// Adds a point set of `n` points of the plane given as two arrays `x`, `y` of `n` doubles
+/// each to a 2-D f64 search; otherwise like `hhg_search_add_set_2d_f32`.
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+/// each of `x` and `y` must be NULL or point to `n` readable doubles; `out_set` must be
+/// NULL or point to a writable `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_add_set_soa_2d_f64(
+    search: *mut HhgSearch,
+    x: *const f64,
+    y: *const f64,
+    n: usize,
+    dynamic: bool,
+    out_set: *mut usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `add_set_2d`'s.
+    unsafe { add_set_2d(search, RawPlanePoints::Soa(x, y), n, dynamic, out_set) }
+}
+
+/// Replaces the positions of set `set` of a 2-D f64 search by `n` points given as `2 * n`
+/// doubles (`xy`); `n` must be the set's point count. Otherwise like
+/// `hhg_search_update_set_f64`; fails with `HHG_STATUS_WRONG_DIMENSION` on a 3-D search.
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+/// `xy` must be NULL or point to `2 * n` readable doubles.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_update_set_2d_f64(
+    search: *mut HhgSearch,
+    set: usize,
+    xy: *const f64,
+    n: usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `replace_set_2d`'s.
+    unsafe { replace_set_2d(search, set, RawPlanePoints::Aos(xy), n, false) }
+}
+
+/// Replaces the positions of set `set` of a 2-D f64 search by two arrays of `n` doubles;
+/// otherwise like `hhg_search_update_set_2d_f64`.
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+/// each of `x` and `y` must be NULL or point to `n` readable doubles.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_update_set_soa_2d_f64(
+    search: *mut HhgSearch,
+    set: usize,
+    x: *const f64,
+    y: *const f64,
+    n: usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `replace_set_2d`'s.
+    unsafe { replace_set_2d(search, set, RawPlanePoints::Soa(x, y), n, false) }
+}
+
+/// Replaces set `set` of a 2-D f64 search by `n` points given as `2 * n` doubles (`xy`),
+/// where `n` may differ from the set's point count; otherwise like
+/// `hhg_search_resize_set_f64`; fails with `HHG_STATUS_WRONG_DIMENSION` on a 3-D search.
+///
+/// # Safety
+///
+/// Any `search` is checked, but no other call may use it during this one; unless `n` is 0,
+/// `xy` must be NULL or point to `2 * n` readable doubles.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hhg_search_resize_set_2d_f64(
+    search: *mut HhgSearch,
+    set: usize,
+    xy: *const f64,
+    n: usize,
+) -> HhgStatus {
+    // SAFETY: this function's contract is `replace_set_2d`'s.
+    unsafe { replace_set_2d(search, set, RawPlanePoints::Aos(xy), n, true) }
 }

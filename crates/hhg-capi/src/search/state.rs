@@ -1,4 +1,4 @@
-//! The state of a search in one precision: the core search plus each point set's settings
+//! The state of a 3-D search in one precision: the core search plus each point set's settings
 //! and unique pairs, with the checks and messages the entry points report.
 
 use hhg_core::{Error, NeighborSearch, PairList, Points, Real, SetId};
@@ -9,11 +9,83 @@ use crate::status::{Failure, HhgStatus};
 
 /// A point set's settings and unique pairs, next to its grid in the core search.
 pub(super) struct SetState<T: Real> {
-    dynamic: bool,
-    pairs_enabled: bool,
+    pub(super) dynamic: bool,
+    pub(super) pairs_enabled: bool,
     /// `pairs` holds the pairs of the set's current positions.
-    pairs_fresh: bool,
-    pairs: PairList<T>,
+    pub(super) pairs_fresh: bool,
+    pub(super) pairs: PairList<T>,
+}
+
+impl<T: Precision> SetState<T> {
+    /// The settings of a new set, its pairs capped at `cap`.
+    pub(super) fn new(dynamic: bool, cap: Option<usize>) -> Self {
+        let mut pairs = PairList::default();
+        pairs.set_max_pairs(cap);
+        Self {
+            dynamic,
+            pairs_enabled: false,
+            pairs_fresh: false,
+            pairs,
+        }
+    }
+
+    /// Whether `find` must compute the set's pairs: enabled, and not the fresh pairs of a
+    /// static set, which are kept.
+    pub(super) fn needs_pairs(&self) -> bool {
+        self.pairs_enabled && (self.dynamic || !self.pairs_fresh)
+    }
+
+    /// Enables or disables the set's pairs.
+    pub(super) fn set_pairs(&mut self, enabled: bool) {
+        self.pairs_enabled = enabled;
+        if !enabled {
+            self.pairs_fresh = false;
+        }
+    }
+
+    /// The view of the set's pairs (set `set`), with `distances` alongside when they were
+    /// computed, or why there are none.
+    pub(super) fn pairs_view(
+        &self,
+        set: SetId,
+        pairs: &[[u32; 2]],
+        distances: Option<&[T]>,
+    ) -> Result<HhgPairList, Failure> {
+        if !self.pairs_fresh {
+            let why = if self.pairs_enabled {
+                "were not computed since they were enabled or the set changed: call \
+                 hhg_search_find_neighbors first"
+            } else {
+                "are not enabled: call hhg_search_set_pairs, then hhg_search_find_neighbors"
+            };
+            return Err(Failure::new(
+                HhgStatus::NotSearched,
+                format!("the unique pairs of set {set} {why}"),
+            ));
+        }
+        let (distances_f32, distances_f64) = T::distance_fields(distances);
+        Ok(HhgPairList {
+            count: pairs.len(),
+            pairs: pairs.as_ptr().cast::<u32>(),
+            distances_f32,
+            distances_f64,
+        })
+    }
+}
+
+/// The failure of reading the lists of set `searching` in set `searched` that are not there,
+/// `active` telling whether the pair of sets is active.
+pub(super) fn not_searched(searching: SetId, searched: SetId, active: bool) -> Failure {
+    let why = if active {
+        "was not searched since it was activated or a set changed: call \
+         hhg_search_find_neighbors first"
+    } else {
+        "is not active: call hhg_search_set_active, then hhg_search_find_neighbors"
+    };
+    Failure::new(
+        HhgStatus::NotSearched,
+        format!("set {searching} searching set {searched} {why}"),
+    )
 }
 
 /// A search in one precision: the core search plus the unique pairs per set.
@@ -48,14 +120,8 @@ impl<T: Precision> State<T> {
             Points::Aos(points) => self.search.add_static_set(points)?,
             Points::Soa(x, y, z) => self.search.add_set_soa(x, y, z, dynamic)?,
         };
-        let mut pairs = PairList::default();
-        pairs.set_max_pairs(self.search.max_entries());
-        self.sets.push(SetState {
-            dynamic,
-            pairs_enabled: false,
-            pairs_fresh: false,
-            pairs,
-        });
+        self.sets
+            .push(SetState::new(dynamic, self.search.max_entries()));
         Ok(set)
     }
 
@@ -93,11 +159,7 @@ impl<T: Precision> State<T> {
 
     pub(super) fn set_pairs(&mut self, set: SetId, enabled: bool) -> Result<(), Error> {
         self.check_set(set)?;
-        let state = &mut self.sets[set];
-        state.pairs_enabled = enabled;
-        if !enabled {
-            state.pairs_fresh = false;
-        }
+        self.sets[set].set_pairs(enabled);
         Ok(())
     }
 
@@ -121,7 +183,7 @@ impl<T: Precision> State<T> {
     pub(super) fn find(&mut self) -> Result<(), Error> {
         self.search.find_neighbors()?;
         for (id, set) in self.sets.iter_mut().enumerate() {
-            if !set.pairs_enabled || (set.pairs_fresh && !set.dynamic) {
+            if !set.needs_pairs() {
                 continue;
             }
             let Some(grid) = self.search.grid(id) else {
@@ -146,16 +208,8 @@ impl<T: Precision> State<T> {
         self.check_set(searching)?;
         self.check_set(searched)?;
         let Some(lists) = self.search.neighbors(searching, searched) else {
-            let why = if self.search.is_active(searching, searched) {
-                "was not searched since it was activated or a set changed: call \
-                 hhg_search_find_neighbors first"
-            } else {
-                "is not active: call hhg_search_set_active, then hhg_search_find_neighbors"
-            };
-            return Err(Failure::new(
-                HhgStatus::NotSearched,
-                format!("set {searching} searching set {searched} {why}"),
-            ));
+            let active = self.search.is_active(searching, searched);
+            return Err(not_searched(searching, searched, active));
         };
         Ok(lists_view(lists))
     }
@@ -163,26 +217,7 @@ impl<T: Precision> State<T> {
     pub(super) fn pairs(&self, set: SetId) -> Result<HhgPairList, Failure> {
         self.check_set(set)?;
         let state = &self.sets[set];
-        if !state.pairs_fresh {
-            let why = if state.pairs_enabled {
-                "were not computed since they were enabled or the set changed: call \
-                 hhg_search_find_neighbors first"
-            } else {
-                "are not enabled: call hhg_search_set_pairs, then hhg_search_find_neighbors"
-            };
-            return Err(Failure::new(
-                HhgStatus::NotSearched,
-                format!("the unique pairs of set {set} {why}"),
-            ));
-        }
-        let pairs = state.pairs.pairs();
-        let (distances_f32, distances_f64) = T::distance_fields(state.pairs.distances_squared());
-        Ok(HhgPairList {
-            count: pairs.len(),
-            pairs: pairs.as_ptr().cast::<u32>(),
-            distances_f32,
-            distances_f64,
-        })
+        state.pairs_view(set, state.pairs.pairs(), state.pairs.distances_squared())
     }
 
     pub(super) fn order(&self, set: SetId) -> Result<&[u32], Error> {

@@ -104,5 +104,5 @@ pub unsafe extern "C" fn hhg_search_set_max_entries(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hhg_search_find_neighbors(search: *mut HhgSearch) -> HhgStatus {
     // SAFETY: this function's contract is `change`'s.
-    unsafe { change(search, |inner| Ok(dispatch!(inner, state => state.find())?)) }
+    unsafe { change(search, |inner| dispatch!(inner, state => Ok(state.find()?))) }
 }
