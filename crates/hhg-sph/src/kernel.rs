@@ -1,11 +1,14 @@
-//! The Wendland C2 smoothing kernel in three dimensions and the Tait equation of state.
+//! The Wendland C2 smoothing kernel in three and in two dimensions, and the Tait equation of
+//! state.
 
 use std::f64::consts::PI;
 
-/// The Wendland C2 kernel in 3-D with smoothing length `h` and support radius `2h`.
+/// The Wendland C2 kernel in 3-D (or 2-D) with smoothing length `h` and support radius `2h`.
 ///
 /// `W(q) = a (1 - q/2)^4 (2q + 1)` for `q = r / h <= 2` and zero beyond, with
-/// `a = 21 / (16 pi h^3)`, so that `W` integrates to one over space. Its gradient with
+/// `a = 21 / (16 pi h^3)` in 3-D ([`Wendland::new`]) and `a = 7 / (4 pi h^2)` in 2-D
+/// ([`Wendland::in_dimension`]), so that `W` integrates to one over space or the plane. Its
+/// gradient with
 /// respect to the first particle is `(x_i - x_j) F(r)` with the scalar factor
 /// [`Wendland::gradient_factor`], which needs no division by `r`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -17,9 +20,24 @@ pub struct Wendland {
 }
 
 impl Wendland {
-    /// The kernel with smoothing length `h` (support radius `2h`).
+    /// The 3-D kernel with smoothing length `h` (support radius `2h`).
     pub fn new(h: f64) -> Self {
-        let norm = 21.0 / (16.0 * PI * h * h * h);
+        Self::with_norm(h, 21.0 / (16.0 * PI * h * h * h))
+    }
+
+    /// The kernel of `dimension` 2 or 3 with smoothing length `h`; `None` for another
+    /// dimension.
+    pub fn in_dimension(h: f64, dimension: usize) -> Option<Self> {
+        match dimension {
+            2 => Some(Self::with_norm(h, 7.0 / (4.0 * PI * h * h))),
+            3 => Some(Self::new(h)),
+            _ => None,
+        }
+    }
+
+    /// The kernel with smoothing length `h` and normalisation `norm`; the gradient's factor
+    /// `-5 a / h^2` follows from `dW/dq = -5 a q (1 - q/2)^3` in any dimension.
+    fn with_norm(h: f64, norm: f64) -> Self {
         Self {
             h,
             inv_h: 1.0 / h,

@@ -16,6 +16,12 @@
 //!   thin films, whose near-zero pressure the extrapolation cannot push back;
 //! - velocity Verlet (kick-drift-kick) time integration with a Courant and force time step.
 //!
+//! The same solver runs in 2-D ([`Simulation2`], `Simulation<2>`): the x-z section of the
+//! dam break (tank and column take the x and z sizes of the [`DamBreak`], gravity points
+//! along `-y`), with the 2-D Wendland normalisation `7 / (4 pi h^2)`, on hhg-core's
+//! `plane::NeighborSearch2`; [`Dimension`] maps the dimension to its search. The distributed
+//! solver is 3-D only.
+//!
 //! The binary `hhg-sph` runs it, prints the cost of the search per step and writes frames
 //! as legacy VTK files that ParaView opens.
 //!
@@ -108,6 +114,7 @@
 //! ```
 
 mod config;
+mod dimension;
 #[cfg(feature = "mpi")]
 pub mod distributed;
 mod error;
@@ -116,8 +123,13 @@ mod sim;
 pub mod vtk;
 
 pub use config::DamBreak;
+pub use dimension::{Dim, Dimension, ParticleSearch};
 #[cfg(feature = "mpi")]
 pub use distributed::{DistributedSimulation, DistributedStepReport};
 pub use error::SphError;
 pub use kernel::{TAIT_GAMMA, Tait, Wendland};
 pub use sim::{Aabb, DensityError, Simulation, StepReport};
+
+/// The 2-D dam break: the x-z section of a [`DamBreak`] on hhg-core's
+/// `plane::NeighborSearch2`, made by [`Simulation::with_config`].
+pub type Simulation2 = Simulation<2>;

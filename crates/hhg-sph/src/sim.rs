@@ -1,5 +1,6 @@
 //! The simulation: the particle state and the time step that wires hhg-core's neighbour
-//! search into the SPH loop. The pair interactions and the diagnostics that the tests and the
+//! search into the SPH loop, in 3-D or 2-D (`Simulation<D>`, the search chosen by
+//! [`crate::Dimension`]). The pair interactions and the diagnostics that the tests and the
 //! binary read live in the submodules.
 
 mod diagnostics;
@@ -9,11 +10,12 @@ pub use diagnostics::{Aabb, DensityError, StepReport};
 
 use std::time::{Duration, Instant};
 
+use hhg_core::SetId;
 use hhg_core::reorder::apply_order_with;
-use hhg_core::{NeighborSearch, SetId};
 use rayon::prelude::*;
 
 use crate::config::DamBreak;
+use crate::dimension::{Dim, Dimension, ParticleSearch};
 use crate::error::SphError;
 use crate::kernel::{Tait, Wendland};
 use interactions::{rates, wall_pressures};
@@ -29,10 +31,10 @@ const REPULSION_RANGE: f64 = 0.9;
 
 /// The constants of the pair interactions.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Physics {
+pub(crate) struct Physics<const D: usize = 3> {
     pub(crate) kernel: Wendland,
     pub(crate) eos: Tait,
-    gravity: [f64; 3],
+    gravity: [f64; D],
     /// Monaghan's `alpha`.
     alpha: f64,
     /// `(0.1 h)^2`, which keeps the viscosity finite for coincident particles.
@@ -51,26 +53,26 @@ pub(crate) struct Physics {
 
 /// The fluid particles, structure of arrays, all in the same (cell-ordered) numbering.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Fluid {
-    pub(crate) pos: Vec<[f64; 3]>,
-    pub(crate) vel: Vec<[f64; 3]>,
-    acc: Vec<[f64; 3]>,
+pub(crate) struct Fluid<const D: usize = 3> {
+    pub(crate) pos: Vec<[f64; D]>,
+    pub(crate) vel: Vec<[f64; D]>,
+    acc: Vec<[f64; D]>,
     pub(crate) rho: Vec<f64>,
     drho: Vec<f64>,
     pub(crate) mass: Vec<f64>,
     pub(crate) ids: Vec<u32>,
     /// The predicted state of each particle as the pair loops read it; rewritten every
     /// step, so it is not permuted.
-    state: Vec<PairState>,
+    state: Vec<PairState<D>>,
 }
 
 /// What the pair loops read of a fluid particle, packed so that visiting a neighbour
 /// touches one or two cache lines, with the divisions done once per particle.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct PairState {
-    x: [f64; 3],
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PairState<const D: usize = 3> {
+    x: [f64; D],
     /// The velocity predicted to the end of the step.
-    v: [f64; 3],
+    v: [f64; D],
     /// The density predicted to the end of the step.
     rho: f64,
     /// The pressure at that density.
@@ -84,8 +86,23 @@ pub(crate) struct PairState {
     mass: f64,
 }
 
-impl PairState {
-    pub(crate) fn new(eos: &Tait, x: [f64; 3], v: [f64; 3], rho: f64, mass: f64) -> Self {
+impl<const D: usize> Default for PairState<D> {
+    fn default() -> Self {
+        Self {
+            x: [0.0; D],
+            v: [0.0; D],
+            rho: 0.0,
+            p: 0.0,
+            p_rho2: 0.0,
+            inv_rho: 0.0,
+            c: 0.0,
+            mass: 0.0,
+        }
+    }
+}
+
+impl<const D: usize> PairState<D> {
+    pub(crate) fn new(eos: &Tait, x: [f64; D], v: [f64; D], rho: f64, mass: f64) -> Self {
         let p = eos.pressure(rho);
         let inv_rho = 1.0 / rho;
         Self {
@@ -106,21 +123,19 @@ impl PairState {
     pub(crate) fn predicted(
         eos: &Tait,
         ahead: f64,
-        x: [f64; 3],
-        v: [f64; 3],
+        x: [f64; D],
+        v: [f64; D],
         rho: f64,
         mass: f64,
-        a: [f64; 3],
+        a: [f64; D],
         drho: f64,
     ) -> Self {
-        let v = [
-            v[0] + ahead * a[0],
-            v[1] + ahead * a[1],
-            v[2] + ahead * a[2],
-        ];
+        let v = std::array::from_fn(|k| v[k] + ahead * a[k]);
         Self::new(eos, x, v, rho + ahead * drho, mass)
     }
+}
 
+impl PairState<3> {
     /// The state as plain words, for the distributed solver's halo exchange.
     #[cfg(feature = "mpi")]
     pub(crate) fn to_words(self) -> [f64; 12] {
@@ -161,8 +176,8 @@ impl PairState {
 /// The boundary particles: static positions, and the pressure and density that the wall
 /// condition extrapolates from the fluid each step.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Boundary {
-    pub(crate) pos: Vec<[f64; 3]>,
+pub(crate) struct Boundary<const D: usize = 3> {
+    pub(crate) pos: Vec<[f64; D]>,
     pub(crate) state: Vec<WallState>,
 }
 
@@ -210,16 +225,16 @@ impl WallState {
 
 /// The first half kick and the drift of one particle: `v += dt/2 a`, `x += dt v`,
 /// `rho += dt/2 drho`.
-pub(crate) fn kick_and_drift(
+pub(crate) fn kick_and_drift<const D: usize>(
     half: f64,
     dt: f64,
-    x: &mut [f64; 3],
-    v: &mut [f64; 3],
+    x: &mut [f64; D],
+    v: &mut [f64; D],
     rho: &mut f64,
-    a: [f64; 3],
+    a: [f64; D],
     drho: f64,
 ) {
-    for k in 0..3 {
+    for k in 0..D {
         v[k] += half * a[k];
         x[k] += dt * v[k];
     }
@@ -227,8 +242,14 @@ pub(crate) fn kick_and_drift(
 }
 
 /// The second half kick of one particle: `v += dt/2 a`, `rho += dt/2 drho`.
-pub(crate) fn kick(half: f64, v: &mut [f64; 3], rho: &mut f64, a: [f64; 3], drho: f64) {
-    for k in 0..3 {
+pub(crate) fn kick<const D: usize>(
+    half: f64,
+    v: &mut [f64; D],
+    rho: &mut f64,
+    a: [f64; D],
+    drho: f64,
+) {
+    for k in 0..D {
         v[k] += half * a[k];
     }
     *rho += half * drho;
@@ -237,7 +258,13 @@ pub(crate) fn kick(half: f64, v: &mut [f64; 3], rho: &mut f64, a: [f64; 3], drho
 /// The time step from the largest squared speed `v2`, squared acceleration `a2` and density
 /// `rho` of the fluid (the density at least the rest density):
 /// `cfl * min(h / (c(rho) + |v|), sqrt(h / |a|))`.
-pub(crate) fn step_size(physics: &Physics, cfl: f64, v2: f64, a2: f64, rho: f64) -> f64 {
+pub(crate) fn step_size<const D: usize>(
+    physics: &Physics<D>,
+    cfl: f64,
+    v2: f64,
+    a2: f64,
+    rho: f64,
+) -> f64 {
     let h = physics.kernel.smoothing_length();
     let c = physics.eos.sound_speed(rho);
     let acoustic = h / (c + v2.sqrt());
@@ -249,70 +276,128 @@ pub(crate) fn step_size(physics: &Physics, cfl: f64, v2: f64, a2: f64, rho: f64)
     cfl * acoustic.min(force)
 }
 
-/// The scratch vectors of [`hhg_core::reorder::apply_order_with`], one per element type.
+/// The scratch vectors of [`hhg_core::reorder::apply_order_with`], one per element type,
+/// and the permutation of the last reordering.
 #[derive(Clone, Debug, Default)]
-struct ReorderScratch {
-    vectors: Vec<[f64; 3]>,
+struct ReorderScratch<const D: usize> {
+    vectors: Vec<[f64; D]>,
     scalars: Vec<f64>,
     ids: Vec<u32>,
+    order: Vec<u32>,
 }
 
-/// A running weakly compressible SPH simulation of a [`DamBreak`].
+/// A running weakly compressible SPH simulation of a [`DamBreak`], in 3-D (`D` = 3, the
+/// default, made by [`Simulation::new`]) or in 2-D (`D` = 2, [`crate::Simulation2`], made by
+/// [`Simulation::with_config`]: the x-z section of the dam break, on hhg-core's
+/// `plane::NeighborSearch2`).
 ///
 /// See the crate documentation for the time step and how it calls hhg-core.
 #[derive(Debug)]
-pub struct Simulation {
+pub struct Simulation<const D: usize = 3>
+where
+    Dim<D>: Dimension<D>,
+{
     config: DamBreak,
-    pub(crate) physics: Physics,
+    pub(crate) physics: Physics<D>,
     spacing: f64,
     layers: usize,
     column_height: f64,
-    tank: Aabb,
-    search: NeighborSearch<f64>,
+    tank: Aabb<D>,
+    search: <Dim<D> as Dimension<D>>::Search,
     fluid_set: SetId,
     boundary_set: SetId,
-    pub(crate) fluid: Fluid,
-    pub(crate) boundary: Boundary,
-    scratch: ReorderScratch,
+    pub(crate) fluid: Fluid<D>,
+    pub(crate) boundary: Boundary<D>,
+    scratch: ReorderScratch<D>,
     time: f64,
     steps: u64,
     last_dt: f64,
 }
 
-fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+fn sub<const D: usize>(a: [f64; D], b: [f64; D]) -> [f64; D] {
+    std::array::from_fn(|k| a[k] - b[k])
 }
 
-pub(crate) fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+pub(crate) fn dot<const D: usize>(a: [f64; D], b: [f64; D]) -> f64 {
+    let mut sum = a[0] * b[0];
+    for k in 1..D {
+        sum += a[k] * b[k];
+    }
+    sum
 }
 
-/// The lattice of the scenario: the spacing and the cell counts of column and tank.
-fn lattice(config: &DamBreak) -> (f64, [usize; 3], [usize; 3]) {
-    let volume: f64 = config.column.iter().product();
-    let spacing = (volume / config.particles as f64).cbrt();
-    let column = config
-        .column
-        .map(|c| ((c / spacing).round() as usize).max(1));
-    let mut tank = [0; 3];
-    for k in 0..3 {
-        tank[k] = ((config.tank[k] / spacing).round() as usize).max(column[k]);
+/// The lattice of the scenario in `D` dimensions (the axes of `axes`): the spacing and the
+/// cell counts of column and tank.
+fn lattice<const D: usize>(config: &DamBreak, axes: [usize; D]) -> (f64, [usize; D], [usize; D]) {
+    let volume: f64 = axes.iter().map(|&k| config.column[k]).product();
+    let ratio = volume / config.particles as f64;
+    // D is 2 or 3 (the dimensions of `Dimension`).
+    let spacing = if D == 3 { ratio.cbrt() } else { ratio.sqrt() };
+    let column = axes.map(|k| ((config.column[k] / spacing).round() as usize).max(1));
+    let mut tank = [0; D];
+    for (d, &k) in axes.iter().enumerate() {
+        tank[d] = ((config.tank[k] / spacing).round() as usize).max(column[d]);
     }
     (spacing, column, tank)
 }
 
-impl Simulation {
-    /// Sets up the dam break: fluid particles on a cubic lattice in hydrostatic equilibrium,
-    /// enough layers of boundary particles around the tank to fill the kernel support, and
-    /// the neighbour search with the fluid as a dynamic and the walls as a static set.
+/// Calls `visit` with every point of the integer lattice `lo[k] <= i[k] < hi[k]`, the first
+/// axis fastest.
+fn for_each_lattice_point<const D: usize>(
+    lo: [isize; D],
+    hi: [isize; D],
+    mut visit: impl FnMut([isize; D]),
+) {
+    if (0..D).any(|k| lo[k] >= hi[k]) {
+        return;
+    }
+    let mut i = lo;
+    loop {
+        visit(i);
+        let mut k = 0;
+        loop {
+            i[k] += 1;
+            if i[k] < hi[k] {
+                break;
+            }
+            i[k] = lo[k];
+            k += 1;
+            if k == D {
+                return;
+            }
+        }
+    }
+}
+
+impl Simulation<3> {
+    /// Sets up the 3-D dam break ([`Simulation::with_config`]).
     ///
     /// # Errors
     /// A configuration value out of range, or too many particles for the search.
     pub fn new(config: DamBreak) -> Result<Self, SphError> {
+        Self::with_config(config)
+    }
+}
+
+impl<const D: usize> Simulation<D>
+where
+    Dim<D>: Dimension<D>,
+{
+    /// Sets up the dam break in `D` dimensions: fluid particles on a square or cubic lattice
+    /// in hydrostatic equilibrium, enough layers of boundary particles around the tank to
+    /// fill the kernel support, and the neighbour search with the fluid as a dynamic and the
+    /// walls as a static set. In 2-D the tank and the column are the x and z sizes of the
+    /// configuration (gravity along `-y`), and `particles` counts the particles of the
+    /// plane.
+    ///
+    /// # Errors
+    /// A configuration value out of range, or too many particles for the search.
+    pub fn with_config(config: DamBreak) -> Result<Self, SphError> {
         config.validate()?;
-        let (spacing, column, cells) = lattice(&config);
+        let axes = <Dim<D> as Dimension<D>>::AXES;
+        let (spacing, column, cells) = lattice(&config, axes);
         let layers = (2.0 * config.smoothing_ratio).ceil() as usize;
-        let fluid_count = column[0] * column[1] * column[2];
+        let fluid_count: usize = column.iter().product();
         let outer_count: f64 = cells.iter().map(|&c| (c + 2 * layers) as f64).product();
         if fluid_count > hhg_core::MAX_POINTS || outer_count > hhg_core::MAX_POINTS as f64 {
             return Err(SphError::Config(format!(
@@ -322,16 +407,24 @@ impl Simulation {
 
         let rho0 = config.rest_density;
         let g = config.gravity;
-        let column_height = column[2] as f64 * spacing;
+        let column_height = column[D - 1] as f64 * spacing;
         let c0 = config.sound_speed_factor * (g * column_height).sqrt();
         let h = config.smoothing_ratio * spacing;
-        let kernel = Wendland::new(h);
+        let kernel = Wendland::in_dimension(h, D)
+            .ok_or_else(|| SphError::Config(format!("no kernel in {D} dimensions")))?;
         let eos = Tait::new(rho0, c0);
-        let mass = rho0 * spacing * spacing * spacing;
+        // The cell volume (area in 2-D) multiplied out as `(s * s) * s`, as it always was.
+        let mut cell = spacing;
+        for _ in 1..D {
+            cell *= spacing;
+        }
+        let mass = rho0 * cell;
+        let mut gravity = [0.0; D];
+        gravity[D - 1] = -g;
         let physics = Physics {
             kernel,
             eos,
-            gravity: [0.0, 0.0, -g],
+            gravity,
             alpha: config.viscosity,
             eta2: 0.01 * h * h,
             diffusion: 2.0 * config.density_diffusion * h * c0,
@@ -341,28 +434,18 @@ impl Simulation {
             repulsion: 5.0 * g * column_height,
         };
 
-        let at = |i: isize, j: isize, k: isize| {
-            [
-                (i as f64 + 0.5) * spacing,
-                (j as f64 + 0.5) * spacing,
-                (k as f64 + 0.5) * spacing,
-            ]
-        };
+        let at = |i: [isize; D]| i.map(|i| (i as f64 + 0.5) * spacing);
         let mut fluid = Fluid::default();
-        for k in 0..column[2] as isize {
-            for j in 0..column[1] as isize {
-                for i in 0..column[0] as isize {
-                    let p = at(i, j, k);
-                    fluid.pos.push(p);
-                    fluid
-                        .rho
-                        .push(eos.density(rho0 * g * (column_height - p[2])));
-                }
-            }
-        }
+        for_each_lattice_point([0; D], column.map(|c| c as isize), |i| {
+            let p = at(i);
+            fluid.pos.push(p);
+            fluid
+                .rho
+                .push(eos.density(rho0 * g * (column_height - p[D - 1])));
+        });
         let n = fluid.pos.len();
-        fluid.vel = vec![[0.0; 3]; n];
-        fluid.acc = vec![[0.0; 3]; n];
+        fluid.vel = vec![[0.0; D]; n];
+        fluid.acc = vec![[0.0; D]; n];
         fluid.drho = vec![0.0; n];
         fluid.mass = vec![mass; n];
         fluid.ids = (0..n as u32).collect();
@@ -370,31 +453,27 @@ impl Simulation {
 
         let mut boundary = Boundary::default();
         let l = layers as isize;
-        let inside = |i: isize, c: usize| i >= 0 && i < c as isize;
-        for k in -l..cells[2] as isize + l {
-            for j in -l..cells[1] as isize + l {
-                for i in -l..cells[0] as isize + l {
-                    if !(inside(i, cells[0]) && inside(j, cells[1]) && inside(k, cells[2])) {
-                        boundary.pos.push(at(i, j, k));
-                    }
-                }
+        let inside = |i: [isize; D]| (0..D).all(|k| i[k] >= 0 && i[k] < cells[k] as isize);
+        for_each_lattice_point([-l; D], cells.map(|c| c as isize + l), |i| {
+            if !inside(i) {
+                boundary.pos.push(at(i));
             }
-        }
+        });
         boundary.state = vec![WallState::new(&eos, 0.0); boundary.pos.len()];
 
         // The search: the fluid moves, the walls do not. The fluid looks for fluid and wall
         // neighbours (forces, continuity); the walls look for fluid neighbours (the wall
         // pressure is extrapolated from the fluid around each boundary particle).
-        let mut search = NeighborSearch::new(kernel.support())?;
-        search.set_list_order(config.list_order);
-        let fluid_set = search.add_dynamic_set(&fluid.pos)?;
-        let boundary_set = search.add_static_set(&boundary.pos)?;
-        search.set_active(fluid_set, fluid_set, true)?;
-        search.set_active(fluid_set, boundary_set, true)?;
-        search.set_active(boundary_set, fluid_set, true)?;
+        let mut search = <Dim<D> as Dimension<D>>::Search::with_radius(kernel.support())?;
+        search.choose_list_order(config.list_order)?;
+        let fluid_set = search.add_moving(&fluid.pos)?;
+        let boundary_set = search.add_fixed(&boundary.pos)?;
+        search.activate(fluid_set, fluid_set)?;
+        search.activate(fluid_set, boundary_set)?;
+        search.activate(boundary_set, fluid_set)?;
 
         let tank = Aabb {
-            min: [0.0; 3],
+            min: [0.0; D],
             max: cells.map(|c| c as f64 * spacing),
         };
         let mut sim = Self {
@@ -417,28 +496,35 @@ impl Simulation {
 
         // The static walls are put into cell order once: their grid's cell order becomes
         // their numbering, and the grid is reused by every later search.
-        let order = sim.search.adopt_cell_order(boundary_set)?;
-        apply_order_with(order, &mut sim.boundary.pos, &mut sim.scratch.vectors);
+        let mut order = std::mem::take(&mut sim.scratch.order);
+        sim.search.cell_order(boundary_set, &mut order)?;
+        apply_order_with(&order, &mut sim.boundary.pos, &mut sim.scratch.vectors);
+        sim.scratch.order = order;
+        sim.search.renumbered(boundary_set, &sim.boundary.pos)?;
         // The fluid starts in cell order too.
         sim.reorder_fluid()?;
-        sim.search.find_neighbors()?;
+        sim.search.search()?;
         sim.evaluate(0.0);
         Ok(sim)
     }
 
     /// Makes the cell order of the fluid grid's last build the particles' numbering
-    /// ([`NeighborSearch::adopt_cell_order`]) and permutes every persistent fluid array into
-    /// it. The next `find_neighbors` numbers the fluid in the new order, with no rebuild.
+    /// ([`hhg_core::NeighborSearch::adopt_cell_order`] in 3-D, a rebuild from the permuted
+    /// positions in 2-D) and permutes every persistent fluid array into it. The next search
+    /// numbers the fluid in the new order.
     fn reorder_fluid(&mut self) -> Result<(), SphError> {
-        let order = self.search.adopt_cell_order(self.fluid_set)?;
+        let mut order = std::mem::take(&mut self.scratch.order);
+        self.search.cell_order(self.fluid_set, &mut order)?;
         let (fluid, scratch) = (&mut self.fluid, &mut self.scratch);
-        apply_order_with(order, &mut fluid.pos, &mut scratch.vectors);
-        apply_order_with(order, &mut fluid.vel, &mut scratch.vectors);
-        apply_order_with(order, &mut fluid.acc, &mut scratch.vectors);
-        apply_order_with(order, &mut fluid.rho, &mut scratch.scalars);
-        apply_order_with(order, &mut fluid.drho, &mut scratch.scalars);
-        apply_order_with(order, &mut fluid.mass, &mut scratch.scalars);
-        apply_order_with(order, &mut fluid.ids, &mut scratch.ids);
+        apply_order_with(&order, &mut fluid.pos, &mut scratch.vectors);
+        apply_order_with(&order, &mut fluid.vel, &mut scratch.vectors);
+        apply_order_with(&order, &mut fluid.acc, &mut scratch.vectors);
+        apply_order_with(&order, &mut fluid.rho, &mut scratch.scalars);
+        apply_order_with(&order, &mut fluid.drho, &mut scratch.scalars);
+        apply_order_with(&order, &mut fluid.mass, &mut scratch.scalars);
+        apply_order_with(&order, &mut fluid.ids, &mut scratch.ids);
+        self.scratch.order = order;
+        self.search.renumbered(self.fluid_set, &self.fluid.pos)?;
         Ok(())
     }
 
@@ -483,8 +569,7 @@ impl Simulation {
             && (self.steps + 1).is_multiple_of(self.config.reorder_every as u64);
         let mut reorder_time = Duration::ZERO;
         let t = Instant::now();
-        self.search
-            .update_positions(self.fluid_set, &self.fluid.pos)?;
+        self.search.move_set(self.fluid_set, &self.fluid.pos)?;
         let mut search_time = t.elapsed();
         if reordered {
             let t = Instant::now();
@@ -492,7 +577,7 @@ impl Simulation {
             reorder_time = t.elapsed();
         }
         let t = Instant::now();
-        self.search.find_neighbors()?;
+        self.search.search()?;
         search_time += t.elapsed();
 
         // Rates at the new positions, with velocity and density predicted to the step's end.
@@ -543,7 +628,7 @@ impl Simulation {
 
         let lists = |a, b| {
             self.search
-                .neighbors(a, b)
+                .lists(a, b)
                 .expect("every active pair of sets was searched")
         };
         wall_pressures(

@@ -6,4 +6,5 @@ mod common;
 mod determinism;
 mod kernel;
 mod physics;
+mod plane;
 mod setup;

@@ -7,12 +7,13 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use hhg_core::ListOrder;
-use hhg_sph::{DamBreak, Simulation, StepReport};
+use hhg_sph::{DamBreak, Dim, Dimension, Simulation, StepReport};
 
 const USAGE: &str = "\
 hhg-sph: a weakly compressible SPH dam break on hhg's neighbour search
 
 usage: hhg-sph [options]
+  --dim D            3 (default) or 2: the 2-D dam break is the x-z section of the 3-D one
   --particles N      approximate number of fluid particles (default 20000)
   --steps K          number of time steps (default 200)
   --threads T        worker threads (default: one per core)
@@ -22,12 +23,14 @@ usage: hhg-sph [options]
   --list-order O     ascending (default) or cell: the order of each neighbour list
   --out DIR          directory of the frames (default target/sph)
   --distributed      run under mpirun on its ranks (needs the `mpi` feature); rank 0 prints
-                     the halo and migration volumes per step (no frames, no reordering)
+                     the halo and migration volumes per step (no frames, no reordering;
+                     3-D only)
   --help             print this text";
 
 /// The command line.
 #[derive(Debug)]
 struct Options {
+    dimension: usize,
     particles: usize,
     steps: usize,
     threads: usize,
@@ -41,6 +44,7 @@ struct Options {
 
 fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> {
     let mut options = Options {
+        dimension: 3,
         particles: 20_000,
         steps: 200,
         threads: 0,
@@ -67,6 +71,13 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
                 .map_err(|e| format!("{flag} {value}: {e}"))
         };
         match flag.as_str() {
+            "--dim" => {
+                options.dimension = match value.as_str() {
+                    "2" => 2,
+                    "3" => 3,
+                    _ => return Err(format!("--dim {value}: 2 or 3")),
+                }
+            }
             "--particles" => options.particles = number()?,
             "--steps" => options.steps = number()?,
             "--threads" => options.threads = number()?,
@@ -84,6 +95,9 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
             _ => return Err(format!("unknown option {flag}")),
         }
     }
+    if options.distributed && options.dimension != 3 {
+        return Err("--distributed runs the 3-D dam break only: drop --dim 2".to_owned());
+    }
     Ok(Some(options))
 }
 
@@ -91,7 +105,22 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-fn run(options: &Options) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// The error of a run.
+type RunError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Runs the dam break in the dimension of the options.
+fn run(options: &Options) -> Result<(), RunError> {
+    match options.dimension {
+        2 => run_in::<2>(options),
+        _ => run_in::<3>(options),
+    }
+}
+
+/// Runs the dam break in `D` dimensions.
+fn run_in<const D: usize>(options: &Options) -> Result<(), RunError>
+where
+    Dim<D>: Dimension<D>,
+{
     let config = DamBreak {
         particles: options.particles,
         reorder_every: options.reorder_every,
@@ -99,9 +128,9 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error + Send + Sync>
         ..DamBreak::default()
     };
     let setup = Instant::now();
-    let mut sim = Simulation::new(config)?;
+    let mut sim = Simulation::<D>::with_config(config)?;
     println!(
-        "dam break: {} fluid + {} boundary particles, spacing {:.4} m, h {:.4} m, \
+        "{D}-D dam break: {} fluid + {} boundary particles, spacing {:.4} m, h {:.4} m, \
          {} threads, set-up {:.1} ms",
         sim.fluid_count(),
         sim.boundary_count(),
@@ -112,7 +141,7 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error + Send + Sync>
     );
 
     let mut frames = Vec::new();
-    let frame = |sim: &Simulation, frames: &mut Vec<PathBuf>| -> std::io::Result<()> {
+    let frame = |sim: &Simulation<D>, frames: &mut Vec<PathBuf>| -> std::io::Result<()> {
         let path = options.out.join(format!("fluid_{:06}.vtk", sim.steps()));
         sim.write_frame(&path)?;
         frames.push(path);

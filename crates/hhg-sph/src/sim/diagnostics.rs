@@ -5,26 +5,27 @@ use std::io;
 use std::path::Path;
 use std::time::Duration;
 
-use hhg_core::{NeighborSearch, SetId};
+use hhg_core::SetId;
 
 use super::{Simulation, dot};
 use crate::config::DamBreak;
+use crate::dimension::{Dim, Dimension, ParticleSearch};
 use crate::kernel::{Tait, Wendland};
 use crate::vtk::{PointData, write_polydata_file};
 
 /// An axis-aligned box.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Aabb {
+pub struct Aabb<const D: usize = 3> {
     /// The lower corner.
-    pub min: [f64; 3],
+    pub min: [f64; D],
     /// The upper corner.
-    pub max: [f64; 3],
+    pub max: [f64; D],
 }
 
-impl Aabb {
+impl<const D: usize> Aabb<D> {
     /// Tells whether `p` lies in the box grown by `tolerance` on every side.
-    pub fn contains(&self, p: [f64; 3], tolerance: f64) -> bool {
-        (0..3).all(|k| p[k] >= self.min[k] - tolerance && p[k] <= self.max[k] + tolerance)
+    pub fn contains(&self, p: [f64; D], tolerance: f64) -> bool {
+        (0..D).all(|k| p[k] >= self.min[k] - tolerance && p[k] <= self.max[k] + tolerance)
     }
 }
 
@@ -73,7 +74,10 @@ impl StepReport {
     }
 }
 
-impl Simulation {
+impl<const D: usize> Simulation<D>
+where
+    Dim<D>: Dimension<D>,
+{
     /// The scenario this simulation was built from.
     pub fn config(&self) -> &DamBreak {
         &self.config
@@ -105,7 +109,7 @@ impl Simulation {
     }
 
     /// The gravity vector.
-    pub fn gravity(&self) -> [f64; 3] {
+    pub fn gravity(&self) -> [f64; D] {
         self.physics.gravity
     }
 
@@ -115,7 +119,7 @@ impl Simulation {
     }
 
     /// The inside of the tank: the faces of its walls, floor and lid.
-    pub fn tank(&self) -> Aabb {
+    pub fn tank(&self) -> Aabb<D> {
         self.tank
     }
 
@@ -125,7 +129,7 @@ impl Simulation {
     }
 
     /// The outside of the boundary layers: the tank grown by the layers' thickness.
-    pub fn boundary_extent(&self) -> Aabb {
+    pub fn boundary_extent(&self) -> Aabb<D> {
         let t = self.layers as f64 * self.spacing;
         Aabb {
             min: self.tank.min.map(|c| c - t),
@@ -159,12 +163,12 @@ impl Simulation {
     }
 
     /// The fluid positions, in the current (cell-ordered) numbering.
-    pub fn positions(&self) -> &[[f64; 3]] {
+    pub fn positions(&self) -> &[[f64; D]] {
         &self.fluid.pos
     }
 
     /// The fluid velocities.
-    pub fn velocities(&self) -> &[[f64; 3]] {
+    pub fn velocities(&self) -> &[[f64; D]] {
         &self.fluid.vel
     }
 
@@ -195,7 +199,7 @@ impl Simulation {
     }
 
     /// The boundary positions (in cell order).
-    pub fn boundary_positions(&self) -> &[[f64; 3]] {
+    pub fn boundary_positions(&self) -> &[[f64; D]] {
         &self.boundary.pos
     }
 
@@ -205,7 +209,7 @@ impl Simulation {
     }
 
     /// The neighbour search, with its sets and the lists of the last step.
-    pub fn search(&self) -> &NeighborSearch<f64> {
+    pub fn search(&self) -> &<Dim<D> as Dimension<D>>::Search {
         &self.search
     }
 
@@ -223,7 +227,7 @@ impl Simulation {
     pub fn mean_neighbors(&self) -> f64 {
         let count = |b| {
             self.search
-                .neighbors(self.fluid_set, b)
+                .lists(self.fluid_set, b)
                 .map_or(0, |l| l.indices().len())
         };
         let total = count(self.fluid_set) + count(self.boundary_set);
@@ -246,10 +250,10 @@ impl Simulation {
 
     /// The potential energy `sum m g z` relative to the tank's floor, summed sequentially.
     pub fn potential_energy(&self) -> f64 {
-        let g = -self.physics.gravity[2];
+        let g = -self.physics.gravity[D - 1];
         let mut energy = 0.0;
         for (m, x) in self.fluid.mass.iter().zip(&self.fluid.pos) {
-            energy += m * g * x[2];
+            energy += m * g * x[D - 1];
         }
         energy
     }
@@ -318,11 +322,11 @@ impl Simulation {
         write_polydata_file(
             path,
             &title,
-            &self.fluid.pos,
+            &in_space(&self.fluid.pos),
             &[
                 PointData::Scalar("density", &self.fluid.rho),
                 PointData::Scalar("pressure", &pressure),
-                PointData::Vector("velocity", &self.fluid.vel),
+                PointData::Vector("velocity", &in_space(&self.fluid.vel)),
                 PointData::Scalar("id", &ids),
             ],
         )
@@ -336,8 +340,16 @@ impl Simulation {
         write_polydata_file(
             path,
             "hhg-sph dam break, boundary particles",
-            &self.boundary.pos,
+            &in_space(&self.boundary.pos),
             &[PointData::Scalar("pressure", &self.boundary_pressures())],
         )
     }
+}
+
+/// Vectors of `D` components as VTK's 3-component vectors: 2-D ones get a zero z.
+fn in_space<const D: usize>(vectors: &[[f64; D]]) -> Vec<[f64; 3]> {
+    vectors
+        .iter()
+        .map(|v| std::array::from_fn(|k| if k < D { v[k] } else { 0.0 }))
+        .collect()
 }

@@ -1,5 +1,6 @@
 //! The pair interactions of a time step: the wall pressures extrapolated from the fluid, and
-//! the accelerations and density rates of the fluid over its fluid and wall neighbours.
+//! the accelerations and density rates of the fluid over its fluid and wall neighbours, in
+//! `D` dimensions (the last axis vertical).
 
 use hhg_core::NeighborLists;
 use rayon::prelude::*;
@@ -25,11 +26,11 @@ impl Rows for NeighborLists<f64> {
 /// hydrostatic difference, `p_w = (sum p_f W + g . sum rho_f (x_w - x_f) W) / sum W`, and the
 /// density that pressure has. Tension is not extrapolated: negative pressures become zero,
 /// so that the walls never pull fluid onto themselves.
-pub(crate) fn wall_pressures(
-    physics: &Physics,
-    fluid: &[PairState],
+pub(crate) fn wall_pressures<const D: usize>(
+    physics: &Physics<D>,
+    fluid: &[PairState<D>],
     lists: &impl Rows,
-    boundary: &mut Boundary,
+    boundary: &mut Boundary<D>,
 ) {
     let (kernel, eos, g) = (physics.kernel, physics.eos, physics.gravity);
     let walls = &boundary.pos;
@@ -47,14 +48,14 @@ pub(crate) fn wall_pressures(
                 return;
             }
             let xw = walls[w];
-            let (mut weight, mut sum_p, mut sum_rho_r) = (0.0, 0.0, [0.0; 3]);
+            let (mut weight, mut sum_p, mut sum_rho_r) = (0.0, 0.0, [0.0; D]);
             for &j in neighbours {
                 let s = &fluid[j as usize];
                 let r = sub(xw, s.x);
                 let wk = kernel.value(dot(r, r).sqrt());
                 weight += wk;
                 sum_p += s.p * wk;
-                for k in 0..3 {
+                for k in 0..D {
                     sum_rho_r[k] += s.rho * r[k] * wk;
                 }
             }
@@ -83,14 +84,14 @@ pub(crate) fn wall_pressures(
 /// `state` holds the fluid particles that the lists name (in the distributed solver also the
 /// ghosts, after the particles); `acc` and `drho` those whose rates are computed, the first
 /// of `state`.
-pub(crate) fn rates(
-    physics: &Physics,
-    state: &[PairState],
-    acc: &mut [[f64; 3]],
+pub(crate) fn rates<const D: usize>(
+    physics: &Physics<D>,
+    state: &[PairState<D>],
+    acc: &mut [[f64; D]],
     drho: &mut [f64],
     fluid_lists: &impl Rows,
     wall_lists: &impl Rows,
-    boundary: &Boundary,
+    boundary: &Boundary<D>,
 ) {
     let physics = *physics;
     let h = physics.kernel.smoothing_length();
@@ -121,11 +122,12 @@ pub(crate) fn rates(
                 let vr = dot(sub(si.v, sj.v), r);
                 let pij = si.p_rho2 + sj.p_rho2 + viscosity(vr, r2, si.c + sj.c, si.rho + sj.rho);
                 let mf = sj.mass * f;
-                for k in 0..3 {
+                for k in 0..D {
                     a[k] -= mf * pij * r[k];
                 }
-                // With grad W = x_ij F, x_ji . grad W / |x_ij|^2 is just -F.
-                let hydrostatic = physics.hydrostatic * r[2];
+                // With grad W = x_ij F, x_ji . grad W / |x_ij|^2 is just -F. The last axis
+                // is vertical.
+                let hydrostatic = physics.hydrostatic * r[D - 1];
                 let diffusion = physics.diffusion * (sj.rho - si.rho - hydrostatic) * sj.inv_rho;
                 d += mf * (vr - diffusion);
             }
@@ -147,7 +149,7 @@ pub(crate) fn rates(
                 } else {
                     0.0
                 };
-                for k in 0..3 {
+                for k in 0..D {
                     a[k] += (repulsion - mf * pij) * r[k];
                 }
                 d += mf * vr;
