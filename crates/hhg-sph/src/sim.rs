@@ -135,9 +135,10 @@ impl<const D: usize> PairState<D> {
     }
 }
 
+/// The distributed solver is 3-D only.
+#[cfg(feature = "mpi")]
 impl PairState<3> {
     /// The state as plain words, for the distributed solver's halo exchange.
-    #[cfg(feature = "mpi")]
     pub(crate) fn to_words(self) -> [f64; 12] {
         let [x0, x1, x2] = self.x;
         let [v0, v1, v2] = self.v;
@@ -158,7 +159,6 @@ impl PairState<3> {
     }
 
     /// The state that [`PairState::to_words`] wrote, bit for bit.
-    #[cfg(feature = "mpi")]
     pub(crate) fn from_words(w: [f64; 12]) -> Self {
         Self {
             x: [w[0], w[1], w[2]],
