@@ -413,12 +413,12 @@ where
         let kernel = Wendland::in_dimension(h, D)
             .ok_or_else(|| SphError::Config(format!("no kernel in {D} dimensions")))?;
         let eos = Tait::new(rho0, c0);
-        // The cell volume (area in 2-D) multiplied out as `(s * s) * s`, as it always was.
-        let mut cell = spacing;
-        for _ in 1..D {
-            cell *= spacing;
+        // The mass of a lattice cell, `rho0 dx^D`, multiplied out from the left as it always
+        // was (`rho0 * dx * dx * dx` in 3-D), so that the 3-D run keeps its bits.
+        let mut mass = rho0;
+        for _ in 0..D {
+            mass *= spacing;
         }
-        let mass = rho0 * cell;
         let mut gravity = [0.0; D];
         gravity[D - 1] = -g;
         let physics = Physics {

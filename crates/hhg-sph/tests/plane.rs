@@ -70,7 +70,7 @@ fn set_up_fills_the_section_and_lines_the_tank() {
     );
     let outer = (cells[0] + 2 * layers) * (cells[1] + 2 * layers);
     assert_eq!(sim.boundary_count(), outer - cells[0] * cells[1]);
-    assert_eq!(sim.masses()[0], config.rest_density * (dx * dx));
+    assert_eq!(sim.masses()[0], config.rest_density * dx * dx);
     let extent = sim.boundary_extent();
     for p in sim.positions() {
         assert!(tank.contains(*p, 0.0));
