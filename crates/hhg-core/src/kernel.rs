@@ -47,6 +47,10 @@ pub(crate) trait MaskKernel {
 
     /// Bit `k` set when candidate `k` of the block is within `sqrt(r2)` of `p`.
     fn mask<T: Real>(p: [T; 3], block: &Self::Block<T>, r2: T) -> u32;
+
+    /// The masks of [`MaskKernel::mask`] for `r2` and for `inner_r2`, from one computed
+    /// distance per candidate where the kernel can share it.
+    fn masks<T: Real>(p: [T; 3], block: &Self::Block<T>, r2: T, inner_r2: T) -> (u32, u32);
 }
 
 /// The `wide` 8-lane kernel, with its permutes in AVX2 instructions or not, and with the
@@ -89,6 +93,11 @@ impl<const AVX2_BUILD: bool, const AVX512_BUILD: bool> MaskKernel
     fn mask<T: Real>(p: [T; 3], block: &Self::Block<T>, r2: T) -> u32 {
         T::block_mask(p, block, r2)
     }
+
+    #[inline(always)]
+    fn masks<T: Real>(p: [T; 3], block: &Self::Block<T>, r2: T, inner_r2: T) -> (u32, u32) {
+        T::block_masks(p, block, r2, inner_r2)
+    }
 }
 
 impl MaskKernel for ScalarKernel {
@@ -107,6 +116,11 @@ impl MaskKernel for ScalarKernel {
     #[inline(always)]
     fn mask<T: Real>(p: [T; 3], block: &Self::Block<T>, r2: T) -> u32 {
         T::within_mask_scalar(p, &block[0], &block[1], &block[2], r2)
+    }
+
+    #[inline(always)]
+    fn masks<T: Real>(p: [T; 3], block: &Self::Block<T>, r2: T, inner_r2: T) -> (u32, u32) {
+        (Self::mask(p, block, r2), Self::mask(p, block, inner_r2))
     }
 }
 
@@ -194,6 +208,49 @@ pub(crate) unsafe fn gather_point<T: Real, K: MaskKernel, const IDS: bool>(
     len
 }
 
+/// The bit that [`gather_point_flagged`] sets in the identifier of each hit beyond the inner
+/// radius: free in identifiers below `2^31` (the periodic search's stay below `2^27`).
+pub(crate) const BAND_FLAG: u32 = 1 << 31;
+
+/// [`gather_point`] with identifiers, which also flags each hit beyond `sqrt(inner_r2)`: its
+/// identifier is written with [`BAND_FLAG`] set. The hit test and the inner test compare
+/// the one computed squared distance (the formula of [`Real::distance_squared`]) with
+/// `r2` and `inner_r2`, so a hit is unflagged exactly when
+/// `Real::distance_squared(p, candidate) <= inner_r2`.
+///
+/// # Safety
+/// As for [`gather_point`] with `IDS`, and every identifier of the ranges is below
+/// [`BAND_FLAG`].
+#[allow(clippy::too_many_arguments)] // The hot loop's inputs, all used on every block.
+#[inline(always)]
+pub(crate) unsafe fn gather_point_flagged<T: Real, K: MaskKernel>(
+    columns: [&[T]; 3],
+    ids: &[u32],
+    p: [T; 3],
+    r2: T,
+    inner_r2: T,
+    ranges: &[(u32, u32)],
+    self_range: usize,
+    itself: u32,
+    out: &mut [u32],
+) -> usize {
+    // SAFETY: the caller upholds `gather_rows`' contract with `out` as the one row.
+    let [len] = unsafe {
+        gather_rows::<T, K, true, true, 1>(
+            columns,
+            ids,
+            [p],
+            r2,
+            inner_r2,
+            ranges,
+            self_range,
+            [itself],
+            out,
+        )
+    };
+    len
+}
+
 /// The index of the range of `ranges` that holds sorted position `itself`, or `usize::MAX`
 /// when none does (a query point, or no point to skip).
 #[inline(always)]
@@ -242,6 +299,35 @@ pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const 
     itself: [u32; N],
     rows: &mut [u32],
 ) -> [usize; N] {
+    // SAFETY: the caller's contract; nothing is flagged.
+    unsafe {
+        gather_rows::<T, K, IDS, false, N>(
+            columns, ids, p, r2, r2, ranges, self_range, itself, rows,
+        )
+    }
+}
+
+/// [`gather_many`], and with `FLAG` (which needs `IDS`) each hit whose squared distance
+/// exceeds `inner_r2` is written with [`BAND_FLAG`] set in its identifier (see
+/// [`gather_point_flagged`]); without `FLAG`, `inner_r2` is unused.
+///
+/// # Safety
+/// As for [`gather_many`]; with `FLAG`, every identifier of the ranges is below
+/// [`BAND_FLAG`].
+#[allow(clippy::too_many_arguments)] // The hot loop's inputs, all used on every block.
+#[inline(always)]
+unsafe fn gather_rows<T: Real, K: MaskKernel, const IDS: bool, const FLAG: bool, const N: usize>(
+    columns: [&[T]; 3],
+    ids: &[u32],
+    p: [[T; 3]; N],
+    r2: T,
+    inner_r2: T,
+    ranges: &[(u32, u32)],
+    self_range: usize,
+    itself: [u32; N],
+    rows: &mut [u32],
+) -> [usize; N] {
+    const { assert!(IDS || !FLAG, "only identifiers carry the band flag") };
     #[cfg(target_arch = "x86_64")]
     if K::AVX512 {
         // `Real` is sealed to f32 and f64, so `T` is the scalar of the block its size picks,
@@ -261,11 +347,12 @@ pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const 
                 // candidates plus ROW_SLACK (at least a block); the padded columns and ids
                 // are longer than every range.
                 return unsafe {
-                    avx512::gather_many::<$block, IDS, N>(
+                    avx512::gather_many::<$block, IDS, FLAG, N>(
                         columns.map(bytemuck::cast_slice::<T, $scalar>),
                         ids,
                         points,
                         bytemuck::cast::<T, $scalar>(r2),
+                        bytemuck::cast::<T, $scalar>(inner_r2),
                         ranges,
                         self_range,
                         itself,
@@ -303,9 +390,19 @@ pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const 
                 u32x8::splat(base as u32)
             };
             for k in 0..N {
-                let mask = K::mask(p[k], &loaded, r2) & keep[k];
+                let (mask, flags) = if FLAG {
+                    let (hits, inner) = K::masks(p[k], &loaded, r2, inner_r2);
+                    let mask = hits & keep[k];
+                    // Lane `l` of `flags` is BAND_FLAG where bit `l` of the band is set.
+                    let bits = u32x8::new(LANE_BITS);
+                    let band = u32x8::splat(mask & !inner) & bits;
+                    (mask, band.simd_eq(bits) & u32x8::splat(BAND_FLAG))
+                } else {
+                    (K::mask(p[k], &loaded, r2) & keep[k], u32x8::ZERO)
+                };
                 let lanes = u32x8::new(COMPRESS_LANES[mask as usize]);
                 let values = if IDS {
+                    let ids_block = if FLAG { ids_block | flags } else { ids_block };
                     // SAFETY: a kernel sets AVX2 only where the CPU has it.
                     unsafe { permute8(K::AVX2, ids_block, lanes) }
                 } else {
@@ -398,6 +495,9 @@ pub(crate) unsafe fn gather_many<T: Real, K: MaskKernel, const IDS: bool, const 
     }
     cursors
 }
+
+/// Bit `l` in lane `l`: turns a lane mask into lanes.
+const LANE_BITS: [u32; LANES] = [1, 2, 4, 8, 16, 32, 64, 128];
 
 /// Calls `emit(position)` for each set bit of `mask`, lowest first.
 #[inline(always)]

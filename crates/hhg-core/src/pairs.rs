@@ -8,7 +8,8 @@ use crate::error::Error;
 use crate::geometry::{CellTable, Kernel};
 use crate::grid::{Grid, Ranges};
 use crate::kernel::{
-    MaskKernel, ROW_SLACK, ScalarKernel, SimdKernel, for_each_hit, gather_point, scan_batch,
+    BAND_FLAG, MaskKernel, ROW_SLACK, ScalarKernel, SimdKernel, for_each_hit, gather_point,
+    gather_point_flagged, scan_batch,
 };
 use crate::memory::{PairSink, check_cap, out_of_memory, try_reserve_total, try_resize};
 use crate::parallel::{
@@ -122,19 +123,29 @@ impl<T: Copy> UnitPairs<T> {
 }
 
 /// The unique pairs of work unit `unit` (bucket range), for [`Grid::run_task`].
-struct PairTask<'a> {
+struct PairTask<'a, T> {
     table: &'a CellTable,
     unit: (u32, u32),
     /// The most pairs the output may hold.
     cap: usize,
+    /// The squared inner radius beyond which the pairs are flagged (see
+    /// [`Grid::pairs_by_unit`]), or `None` for no flags.
+    band_from: Option<T>,
 }
 
-impl<T: Real> KernelTask<T> for PairTask<'_> {
+impl<T: Real> KernelTask<T> for PairTask<'_, T> {
     type Buffer = UnitPairs<T>;
 
     #[inline(always)]
     fn run<K: MaskKernel>(&self, grid: &Grid<T>, buffer: &mut UnitPairs<T>, with_distances: bool) {
-        grid.pairs_unit_with::<K>(self.table, self.unit, buffer, with_distances, self.cap);
+        grid.pairs_unit_with::<K>(
+            self.table,
+            self.unit,
+            buffer,
+            with_distances,
+            self.band_from,
+            self.cap,
+        );
     }
 }
 
@@ -464,28 +475,37 @@ impl<T: Real> Grid<T> {
     }
 
     /// Gathers the unique pairs of each work unit (`[i, j]`, `i < j` in the caller's
-    /// numbering, with their squared distances when `with_distances`, else an empty slice)
-    /// into the unit's buffer of `scratch`, and hands them at once, still in cache, to
-    /// `visit(state, pairs, distances)` with the unit's own entry of `states` (one per unit,
+    /// numbering) into the unit's buffer of `scratch`, and hands them at once, still in
+    /// cache, to `visit(state, pairs)` with the unit's own entry of `states` (one per unit,
     /// [`Grid::unit_count`]), in parallel. The units in order list the same pairs as
     /// [`Grid::pairs`], so a caller that filters the candidates into per-unit outputs needs
     /// neither the list of all candidates nor its copy.
+    ///
+    /// With `band_from` (a squared radius), the larger member of each pair whose squared
+    /// distance (the kernel's, by the formula of [`Real::distance_squared`]) exceeds it is
+    /// handed over with [`BAND_FLAG`] set: `[i, j | BAND_FLAG]`. The kernel decides it from
+    /// the distance it computed for the hit, so no distance is computed again; the grid's
+    /// points must then number below `BAND_FLAG`.
     ///
     /// Fails like [`Grid::pairs`] (a unit's buffer past the cap or without memory); the
     /// states of the units that did not fail have then been visited.
     pub(crate) fn pairs_by_unit<S: Send>(
         &self,
         scratch: &mut PairList<T>,
-        with_distances: bool,
+        band_from: Option<T>,
         states: &mut [S],
-        visit: impl Fn(&mut S, &[[u32; 2]], &[T]) + Sync,
+        visit: impl Fn(&mut S, &[[u32; 2]]) + Sync,
     ) -> Result<(), Error> {
+        assert!(
+            band_from.is_none() || self.len() < BAND_FLAG as usize,
+            "flagged pairs need identifiers below the flag"
+        );
         match self.kernel {
             Kernel::Simd => {
-                self.pairs_by_unit_with::<SimdKernel, S>(scratch, with_distances, states, visit)
+                self.pairs_by_unit_with::<SimdKernel, S>(scratch, band_from, states, visit)
             }
             Kernel::Scalar => {
-                self.pairs_by_unit_with::<ScalarKernel, S>(scratch, with_distances, states, visit)
+                self.pairs_by_unit_with::<ScalarKernel, S>(scratch, band_from, states, visit)
             }
         }
     }
@@ -494,9 +514,9 @@ impl<T: Real> Grid<T> {
     fn pairs_by_unit_with<K: MaskKernel, S: Send>(
         &self,
         scratch: &mut PairList<T>,
-        with_distances: bool,
+        band_from: Option<T>,
         states: &mut [S],
-        visit: impl Fn(&mut S, &[[u32; 2]], &[T]) + Sync,
+        visit: impl Fn(&mut S, &[[u32; 2]]) + Sync,
     ) -> Result<(), Error> {
         let Some(table) = self.table.as_ref() else {
             return Ok(());
@@ -516,10 +536,15 @@ impl<T: Real> Grid<T> {
             .zip(scratch.unit_pairs[..units].par_iter_mut())
             .zip(states.par_iter_mut())
             .for_each(|((&unit, buffer), state)| {
-                let task = PairTask { table, unit, cap };
-                self.run_task::<K, _>(&task, buffer, with_distances, build);
+                let task = PairTask {
+                    table,
+                    unit,
+                    cap,
+                    band_from,
+                };
+                self.run_task::<K, _>(&task, buffer, false, build);
                 if buffer.failure.is_none() {
-                    visit(state, &buffer.pairs, &buffer.distances);
+                    visit(state, &buffer.pairs);
                 }
             });
         match scratch.unit_pairs[..units]
@@ -553,7 +578,12 @@ impl<T: Real> Grid<T> {
             .par_iter()
             .zip(out.unit_pairs[..units].par_iter_mut())
             .for_each(|(&unit, buffer)| {
-                let task = PairTask { table, unit, cap };
+                let task = PairTask {
+                    table,
+                    unit,
+                    cap,
+                    band_from: None,
+                };
                 self.run_task::<K, _>(&task, buffer, with_distances, build);
             });
         if let Some(error) = out.unit_pairs[..units]
@@ -577,8 +607,9 @@ impl<T: Real> Grid<T> {
     }
 
     /// Gathers the unique pairs of work unit `unit` into `buffer` with kernel `K`: each point
-    /// against the later points of its bucket and the bucket's 13 forward neighbours. No
-    /// closure on the way to the kernels (see [`KernelTask::run`]).
+    /// against the later points of its bucket and the bucket's 13 forward neighbours; with
+    /// `band_from` (and no distances), flagged as [`Grid::pairs_by_unit`] says. No closure
+    /// on the way to the kernels (see [`KernelTask::run`]).
     #[inline(always)]
     fn pairs_unit_with<K: MaskKernel>(
         &self,
@@ -586,8 +617,13 @@ impl<T: Real> Grid<T> {
         unit: (u32, u32),
         buffer: &mut UnitPairs<T>,
         with_distances: bool,
+        band_from: Option<T>,
         cap: usize,
     ) {
+        debug_assert!(
+            !(with_distances && band_from.is_some()),
+            "flags are for pairs without distances"
+        );
         buffer.pairs.clear();
         buffer.distances.clear();
         buffer.failure = None;
@@ -624,6 +660,35 @@ impl<T: Real> Grid<T> {
                         )
                     }
                 };
+            }
+            if let Some(inner_r2) = band_from {
+                // SAFETY: as above; the caller checked that the identifiers (below the
+                // point count) are below BAND_FLAG.
+                let hits = unsafe {
+                    gather_point_flagged::<T, K>(
+                        columns,
+                        order,
+                        point,
+                        self.r2,
+                        inner_r2,
+                        ranges.as_slice(),
+                        usize::MAX,
+                        u32::MAX,
+                        &mut buffer.scratch[..row],
+                    )
+                };
+                if !buffer.room_for(hits, false, cap) {
+                    return;
+                }
+                let i = order[p as usize];
+                for &found in &buffer.scratch[..hits] {
+                    // The flag goes with the pair's larger member.
+                    let (j, flag) = (found & !BAND_FLAG, found & BAND_FLAG);
+                    buffer
+                        .pairs
+                        .push(if i < j { [i, j | flag] } else { [j, i | flag] });
+                }
+                continue;
             }
             let hits = if with_distances {
                 gather!(false)
@@ -722,5 +787,117 @@ impl<T: Real> Grid<T> {
         self.units.par_iter().for_each(|&unit| {
             self.visit_unit_pairs(table, unit, &mut |i, j, d2| visit(i, j, d2));
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hhg_testkit::SplitMix64;
+
+    use super::PairList;
+    use crate::geometry::Kernel;
+    use crate::grid::{Grid, RunTimeDispatch};
+    use crate::kernel::BAND_FLAG;
+    use crate::real::Real;
+
+    /// The kernels a test can force: the scalar reference, the SIMD kernel as compiled, and
+    /// its run-time AVX2 and AVX-512 builds (each where the CPU has it; else the widest it
+    /// has, which the other rounds also cover).
+    const KERNELS: [(Kernel, RunTimeDispatch); 4] = [
+        (Kernel::Scalar, RunTimeDispatch::Off),
+        (Kernel::Simd, RunTimeDispatch::Off),
+        (Kernel::Simd, RunTimeDispatch::UpToAvx2),
+        (Kernel::Simd, RunTimeDispatch::Widest),
+    ];
+
+    /// The value of `T` just below `value`.
+    fn just_below<T: Real>(value: T) -> T {
+        if size_of::<T>() == size_of::<f32>() {
+            T::from_f64(f64::from((value.to_f64() as f32).next_down()))
+        } else {
+            T::from_f64(value.to_f64().next_down())
+        }
+    }
+
+    /// The flagged pairs of `pairs_by_unit`, unit after unit, on `grid`.
+    fn flagged_pairs<T: Real>(grid: &Grid<T>, band_from: Option<T>) -> Vec<[u32; 2]> {
+        let mut states: Vec<Vec<[u32; 2]>> = vec![Vec::new(); grid.unit_count()];
+        let mut scratch = PairList::default();
+        grid.pairs_by_unit(&mut scratch, band_from, &mut states, |state, pairs| {
+            state.extend_from_slice(pairs)
+        })
+        .unwrap();
+        states.concat()
+    }
+
+    /// Flagged pairs against brute force in every kernel: the grid's pairs in its order,
+    /// each with the flag exactly when its squared distance by the one formula exceeds the
+    /// inner bound. The points lie on a lattice of quarters, so many pairs share one squared
+    /// distance exactly; the bounds are such shared distances (pairs exactly at the bound
+    /// keep no flag), the value just below one (they all take it), random values, zero
+    /// (every pair but coincident points flagged) and the radius (none flagged).
+    fn flags_match_brute_force<T: Real>() {
+        let mut rng = SplitMix64::new(0x7121_0022);
+        for round in 0..24 {
+            let n = 200 + rng.below(600);
+            let points: Vec<[T; 3]> = (0..n)
+                .map(|_| std::array::from_fn(|_| T::from_f64(rng.below(24) as f64 * 0.25)))
+                .collect();
+            let radius = T::from_f64(rng.range(0.9, 1.6));
+            let r2 = radius * radius;
+            let mut grid = Grid::new(radius).unwrap();
+            grid.build(&points).unwrap();
+            let mut unflagged = PairList::default();
+            grid.pairs(&mut unflagged).unwrap();
+            let expected_pairs = unflagged.pairs().to_vec();
+            assert!(!expected_pairs.is_empty(), "round {round}: no pairs");
+            let d2 = |[i, j]: [u32; 2]| T::distance_squared(points[i as usize], points[j as usize]);
+            let shared = d2(expected_pairs[rng.below(expected_pairs.len())]);
+            let bounds = [
+                shared,
+                just_below(shared),
+                T::from_f64(rng.range(0.0, r2.to_f64())),
+                T::from_f64(0.0),
+                r2,
+            ];
+            for (kernel, dispatch) in KERNELS {
+                grid.set_kernel(kernel);
+                grid.set_run_time_dispatch(dispatch);
+                assert_eq!(
+                    flagged_pairs(&grid, None),
+                    expected_pairs,
+                    "round {round} ({kernel:?}, {dispatch:?}): pairs without flags"
+                );
+                for inner_r2 in bounds {
+                    let expected: Vec<[u32; 2]> = expected_pairs
+                        .iter()
+                        .map(|&[i, j]| {
+                            let flag = if d2([i, j]) > inner_r2 { BAND_FLAG } else { 0 };
+                            [i, j | flag]
+                        })
+                        .collect();
+                    let found = flagged_pairs(&grid, Some(inner_r2));
+                    assert!(
+                        found == expected,
+                        "round {round} ({kernel:?}, {dispatch:?}): flags for inner bound {}",
+                        inner_r2.to_f64()
+                    );
+                    if inner_r2 == shared {
+                        assert!(
+                            found
+                                .iter()
+                                .any(|&[i, j]| j & BAND_FLAG == 0 && d2([i, j]) == inner_r2),
+                            "round {round}: no pair exactly at the bound"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn flagged_pairs_match_brute_force() {
+        flags_match_brute_force::<f32>();
+        flags_match_brute_force::<f64>();
     }
 }

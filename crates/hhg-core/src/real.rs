@@ -73,6 +73,11 @@ pub trait Real:
     /// The hit mask of a loaded block against `p` (the SIMD form of [`Real::within_mask`]).
     fn block_mask(p: [Self; 3], block: &Self::Block, r2: Self) -> u32;
 
+    /// The hit masks of a loaded block against `p` within `sqrt(r2)` and within
+    /// `sqrt(inner_r2)`, from one computed distance per candidate: the same two masks as two
+    /// calls of [`Real::block_mask`].
+    fn block_masks(p: [Self; 3], block: &Self::Block, r2: Self, inner_r2: Self) -> (u32, u32);
+
     /// Bit `k` set when candidate `k` of the block lies within `sqrt(r2)` of the box
     /// `lo..=hi`: the squared gaps to the box, per axis `max(lo - q, q - hi, 0)`, summed as
     /// in [`Real::distance_squared`]. For every point `p` inside the box, each computed gap is
@@ -272,6 +277,18 @@ impl Real for f32 {
     }
 
     #[inline(always)]
+    fn block_masks(p: [Self; 3], block: &Self::Block, r2: Self, inner_r2: Self) -> (u32, u32) {
+        let dx = block[0] - f32x8::splat(p[0]);
+        let dy = block[1] - f32x8::splat(p[1]);
+        let dz = block[2] - f32x8::splat(p[2]);
+        let d2 = (dx * dx + dy * dy) + dz * dz;
+        (
+            d2.simd_le(f32x8::splat(r2)).to_bitmask(),
+            d2.simd_le(f32x8::splat(inner_r2)).to_bitmask(),
+        )
+    }
+
+    #[inline(always)]
     fn box_mask(lo: [Self; 3], hi: [Self; 3], block: &Self::Block, r2: Self) -> u32 {
         let gap = |axis: usize| {
             let q = block[axis];
@@ -395,6 +412,22 @@ impl Real for f64 {
             d2.simd_le(f64x4::splat(r2)).to_bitmask()
         };
         half(0) | (half(1) << 4)
+    }
+
+    #[inline(always)]
+    fn block_masks(p: [Self; 3], block: &Self::Block, r2: Self, inner_r2: Self) -> (u32, u32) {
+        let half = |h: usize| {
+            let dx = block[0][h] - f64x4::splat(p[0]);
+            let dy = block[1][h] - f64x4::splat(p[1]);
+            let dz = block[2][h] - f64x4::splat(p[2]);
+            let d2 = (dx * dx + dy * dy) + dz * dz;
+            (
+                d2.simd_le(f64x4::splat(r2)).to_bitmask(),
+                d2.simd_le(f64x4::splat(inner_r2)).to_bitmask(),
+            )
+        };
+        let (low, high) = (half(0), half(1));
+        (low.0 | (high.0 << 4), low.1 | (high.1 << 4))
     }
 
     #[inline(always)]

@@ -23,6 +23,7 @@ use rayon::prelude::*;
 use crate::error::Error;
 use crate::geometry::{Points, first_non_finite};
 use crate::grid::{Grid, check_radius};
+use crate::kernel::BAND_FLAG;
 use crate::memory::try_reserve_total;
 use crate::pairs::{PairIndex, PairList};
 use crate::parallel::DisjointSlice;
@@ -610,6 +611,25 @@ impl<I: PairIndex> ImagePairColumns<I> {
     }
 }
 
+/// The grid's pair `[a, b]` without the kernel's flag, and whether it carried it (its grid
+/// distance is beyond the sure bound; see `Grid::pairs_by_unit`).
+#[inline(always)]
+fn unflagged([a, b]: [u32; 2]) -> ([u32; 2], bool) {
+    ([a, b & !BAND_FLAG], b & BAND_FLAG != 0)
+}
+
+/// The largest value of `T` at or below `bound` (finite): a value `d` of `T` is at or below
+/// it exactly when `d.to_f64() <= bound`.
+fn round_down<T: Real>(bound: f64) -> T {
+    let nearest = T::from_f64(bound);
+    if nearest.to_f64() <= bound {
+        nearest
+    } else {
+        // Only `f32` rounds (every `f64` is its own nearest): one step down in `f32`.
+        T::from_f64(f64::from((nearest.to_f64() as f32).next_down()))
+    }
+}
+
 /// A shift in 32 bits per axis, if it fits.
 #[inline]
 fn narrow_shift(shift: [i64; 3]) -> Option<[i32; 3]> {
@@ -1082,7 +1102,11 @@ impl<T: Real> AllImagesSearch<T> {
         let unit_count = self.grid.unit_count();
         blocks.truncate(unit_count);
         blocks.resize_with(unit_count, KeptBlock::default);
-        let filter = |kept: &mut KeptBlock, found: &[[u32; 2]], grid_distances: &[T]| {
+        // The kernel flags the candidates beyond the sure bound (`BAND_FLAG` on the larger
+        // member), from the distance it computed: the bound in `T`, rounded down, so that a
+        // grid distance at or below it in `T` is at or below `sure` exactly.
+        let band_from = sure.map(|sure| round_down::<T>(sure));
+        let filter = |kept: &mut KeptBlock, found: &[[u32; 2]]| {
             kept.pairs.clear();
             kept.pairs.reserve(found.len());
             kept.inner_shifts.clear();
@@ -1093,35 +1117,39 @@ impl<T: Real> AllImagesSearch<T> {
             if keep_distances {
                 kept.distances_squared.reserve(found.len());
             }
-            if let (Some(sure), false, false) = (sure, keep_shifts, keep_distances) {
-                // The binding's common case, `i` and `j` only: the grid's distance decides
+            if let (Some(_), false, false) = (sure, keep_shifts, keep_distances) {
+                // The binding's common case, `i` and `j` only: the kernel's flag decides
                 // all but the pairs in the band around the cutoff, and only `(i, j)` is kept.
-                // Most candidates are two original points well inside: kept as they are,
-                // into a local vector (its length stays in a register).
+                // Most candidates are two original points well inside (no flag, so the larger
+                // member is below `n`): kept as they are, into a local vector (its length
+                // stays in a register).
                 let n = self.points.len() as u32;
                 let mut out = std::mem::take(&mut kept.pairs);
-                for (&candidate, &d2) in found.iter().zip(grid_distances) {
-                    if candidate[1] < n && d2.to_f64() <= sure {
+                for &candidate in found {
+                    if candidate[1] < n {
                         out.push(candidate);
                         continue;
                     }
+                    let (candidate, in_band) = unflagged(candidate);
                     let Some((pair, inner)) = self.canonical(candidate) else {
                         continue;
                     };
-                    if d2.to_f64() <= sure || self.rule_distance_squared(pair, inner) <= limit {
+                    if !in_band || self.rule_distance_squared(pair, inner) <= limit {
                         out.push(pair);
                     }
                 }
                 kept.pairs = out;
                 return;
             }
-            for (k, &candidate) in found.iter().enumerate() {
+            for &candidate in found {
+                let (candidate, in_band) = unflagged(candidate);
                 let Some((pair, inner)) = self.canonical(candidate) else {
                     continue;
                 };
                 let distance_squared = match sure {
-                    // `sure` is only set when no distance is asked for.
-                    Some(sure) if grid_distances[k].to_f64() <= sure => None,
+                    // `sure` is only set when no distance is asked for; without it, nothing
+                    // is flagged, and the rule decides every pair.
+                    Some(_) if !in_band => None,
                     _ => {
                         let d2 = self.rule_distance_squared(pair, inner);
                         if d2 > limit {
@@ -1141,7 +1169,7 @@ impl<T: Real> AllImagesSearch<T> {
             }
         };
         self.grid
-            .pairs_by_unit(candidates, sure.is_some(), blocks, filter)?;
+            .pairs_by_unit(candidates, band_from, blocks, filter)?;
         let full = set == PairSet::Full;
         // The pair `at` of a block, with its shift for the caller's positions.
         let pair_of = |kept: &KeptBlock, at: usize| {
@@ -1603,7 +1631,39 @@ pub fn positive_half(shift: [i64; 3]) -> bool {
 mod tests {
     use hhg_testkit::SplitMix64;
 
-    use super::{CellGeometry, TriclinicBox, Wrapped};
+    use super::{CellGeometry, TriclinicBox, Wrapped, round_down};
+
+    /// The sure bound in `T` ([`round_down`]) is the largest value of `T` at or below the
+    /// bound in `f64`, so that the kernel's compare in `T` decides exactly what the compare of
+    /// the grid's distance widened to `f64` decided: bounds that are `f32` values, one `f64`
+    /// ulp either side of them, the midpoints between neighbouring `f32` values (which round
+    /// to even, up half of the time) and random bounds.
+    #[test]
+    fn the_sure_bound_rounds_down() {
+        let mut rng = SplitMix64::new(0x7121_0023);
+        for _ in 0..20_000 {
+            let value = rng.range(1e-4, 16.0) as f32;
+            let above = value.next_up();
+            let midpoint = (f64::from(value) + f64::from(above)) / 2.0;
+            for bound in [
+                f64::from(value),
+                f64::from(value).next_up(),
+                f64::from(value).next_down(),
+                midpoint,
+                midpoint.next_up(),
+                midpoint.next_down(),
+                rng.range(1e-4, 16.0),
+            ] {
+                let single: f32 = round_down(bound);
+                assert!(
+                    f64::from(single) <= bound && f64::from(single.next_up()) > bound,
+                    "f32 bound {bound:e}: {single:e}"
+                );
+                let double: f64 = round_down(bound);
+                assert_eq!(double.to_bits(), bound.to_bits(), "f64 bound {bound:e}");
+            }
+        }
+    }
 
     /// The bits of a wrapped point, for exact comparisons (the sign of a zero included).
     fn bits(w: &Wrapped) -> ([u64; 3], [u64; 3], [i64; 3]) {

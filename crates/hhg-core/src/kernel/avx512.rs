@@ -10,14 +10,14 @@
 //! [`Block::WIDE`] entries of room past its last hit.
 
 use std::arch::x86_64::{
-    __m256i, __m512, __m512d, __m512i, _CMP_LE_OQ, _mm256_add_epi32, _mm256_maskz_compress_epi32,
-    _mm256_maskz_loadu_epi32, _mm256_set1_epi32, _mm256_setr_epi32, _mm256_storeu_epi32,
-    _mm512_add_epi32, _mm512_add_pd, _mm512_add_ps, _mm512_mask_cmp_pd_mask,
-    _mm512_mask_cmp_ps_mask, _mm512_maskz_compress_epi32, _mm512_maskz_compress_pd,
-    _mm512_maskz_compress_ps, _mm512_maskz_loadu_epi32, _mm512_maskz_loadu_pd,
-    _mm512_maskz_loadu_ps, _mm512_max_pd, _mm512_max_ps, _mm512_mul_pd, _mm512_mul_ps,
-    _mm512_set1_epi32, _mm512_set1_pd, _mm512_set1_ps, _mm512_setr_epi32, _mm512_storeu_epi32,
-    _mm512_storeu_pd, _mm512_storeu_ps, _mm512_sub_pd, _mm512_sub_ps,
+    __m256i, __m512, __m512d, __m512i, _CMP_LE_OQ, _mm256_add_epi32, _mm256_mask_or_epi32,
+    _mm256_maskz_compress_epi32, _mm256_maskz_loadu_epi32, _mm256_set1_epi32, _mm256_setr_epi32,
+    _mm256_storeu_epi32, _mm512_add_epi32, _mm512_add_pd, _mm512_add_ps, _mm512_mask_cmp_pd_mask,
+    _mm512_mask_cmp_ps_mask, _mm512_mask_or_epi32, _mm512_maskz_compress_epi32,
+    _mm512_maskz_compress_pd, _mm512_maskz_compress_ps, _mm512_maskz_loadu_epi32,
+    _mm512_maskz_loadu_pd, _mm512_maskz_loadu_ps, _mm512_max_pd, _mm512_max_ps, _mm512_mul_pd,
+    _mm512_mul_ps, _mm512_set1_epi32, _mm512_set1_pd, _mm512_set1_ps, _mm512_setr_epi32,
+    _mm512_storeu_epi32, _mm512_storeu_pd, _mm512_storeu_ps, _mm512_sub_pd, _mm512_sub_ps,
 };
 
 use crate::simd::avx512_detected;
@@ -96,6 +96,12 @@ pub(crate) trait Block {
     /// # Safety
     /// As for [`Block::store_packed`].
     unsafe fn store_packed_ids(dst: *mut u32, keep: u16, ids: Self::Ids);
+
+    /// `ids` with the bits of `flag` set in the lanes of `lanes`.
+    ///
+    /// # Safety
+    /// AVX-512.
+    unsafe fn flag_ids(ids: Self::Ids, lanes: u16, flag: u32) -> Self::Ids;
 }
 
 /// 16 `f32` lanes.
@@ -191,6 +197,12 @@ impl Block for F32x16 {
         // SAFETY: as in `store_packed`.
         unsafe { _mm512_storeu_epi32(dst.cast(), _mm512_maskz_compress_epi32(keep, ids)) }
     }
+
+    #[inline(always)]
+    unsafe fn flag_ids(ids: __m512i, lanes: u16, flag: u32) -> __m512i {
+        // SAFETY: AVX-512 (the contract).
+        unsafe { _mm512_mask_or_epi32(ids, lanes, ids, _mm512_set1_epi32(flag as i32)) }
+    }
 }
 
 impl Block for F64x8 {
@@ -280,6 +292,12 @@ impl Block for F64x8 {
         // SAFETY: as in `store_packed`.
         unsafe { _mm256_storeu_epi32(dst.cast(), _mm256_maskz_compress_epi32(keep as u8, ids)) }
     }
+
+    #[inline(always)]
+    unsafe fn flag_ids(ids: __m256i, lanes: u16, flag: u32) -> __m256i {
+        // SAFETY: AVX-512 (the contract).
+        unsafe { _mm256_mask_or_epi32(ids, lanes as u8, ids, _mm256_set1_epi32(flag as i32)) }
+    }
 }
 
 /// The lanes of a block of `W` at `base` that lie before `end`.
@@ -294,7 +312,9 @@ fn block_lanes<W: Block>(base: usize, end: usize) -> u16 {
 }
 
 /// [`gather_many`](super::gather_many) with AVX-512 blocks of `W`: the same contract and
-/// the same output, with rows of at least the candidates plus [`Block::WIDE`] entries.
+/// the same output, with rows of at least the candidates plus [`Block::WIDE`] entries; with
+/// `FLAG` (and `IDS`), each hit whose squared distance exceeds `inner_r2` is written with
+/// [`BAND_FLAG`](super::BAND_FLAG) set, as in `gather_rows`.
 ///
 /// # Safety
 /// The CPU has AVX-512 (F, VL, BW, DQ); every range lies inside the columns (and `ids`,
@@ -302,11 +322,12 @@ fn block_lanes<W: Block>(base: usize, end: usize) -> u16 {
 /// and every row holds the candidates of `ranges` plus [`Block::WIDE`].
 #[allow(clippy::too_many_arguments)] // The hot loop's inputs, all used on every block.
 #[inline(always)]
-pub(crate) unsafe fn gather_many<W: Block, const IDS: bool, const N: usize>(
+pub(crate) unsafe fn gather_many<W: Block, const IDS: bool, const FLAG: bool, const N: usize>(
     columns: [&[W::Scalar]; 3],
     ids: &[u32],
     p: [[W::Scalar; 3]; N],
     r2: W::Scalar,
+    inner_r2: W::Scalar,
     ranges: &[(u32, u32)],
     self_range: usize,
     itself: [u32; N],
@@ -325,9 +346,9 @@ pub(crate) unsafe fn gather_many<W: Block, const IDS: bool, const N: usize>(
     // No closures here: a closure is compiled as a function of its own, without the target
     // features of the function this loop is inlined into (see `simd`).
     // SAFETY: the caller guarantees AVX-512 (for every method of `W` in this function).
-    let (mut point, radius2) = unsafe {
+    let (mut point, radius2, inner_radius2) = unsafe {
         let placeholder = W::splat(r2);
-        ([[placeholder; 3]; N], W::splat(r2))
+        ([[placeholder; 3]; N], W::splat(r2), W::splat(inner_r2))
     };
     for k in 0..N {
         for axis in 0..3 {
@@ -374,6 +395,12 @@ pub(crate) unsafe fn gather_many<W: Block, const IDS: bool, const N: usize>(
                     };
                     let hits = W::le(lanes, d2, radius2);
                     debug_assert!(cursors[k] + W::WIDE <= out_len, "gather row too short");
+                    let values = if FLAG {
+                        let band = hits & !W::le(hits, d2, inner_radius2);
+                        W::flag_ids(values, band, super::BAND_FLAG)
+                    } else {
+                        values
+                    };
                     W::store_packed_ids(out[k].add(cursors[k]), hits, values);
                     cursors[k] += hits.count_ones() as usize;
                 }
