@@ -43,9 +43,9 @@ use crate::sort::{cut_units, fill_identity};
 /// apart (against its neighbours), the pass nearly in cell order pays per point a batch
 /// sorted and scattered (of its neighbours too), and the second grows faster with the
 /// neighbours than the first. Measured (docs/performance.md, 2026-11-29, callgrind) the two
-/// cross near one exception in 10 points on uniform points with [`OCCUPANCY_SPARSE`]
-/// points in a point's bucket (its own included, on average over the points), taken as one
-/// in [`CROSSOVER_SPARSE`] to stay on the safe side; on clusters with [`OCCUPANCY_DENSE`]
+/// crossed near one exception in [`CROSSOVER_SPARSE`] points on uniform points with
+/// [`OCCUPANCY_SPARSE`] points in a point's bucket (its own included, on average over the
+/// points) before the pass got cheaper (now near one in 10); on clusters with [`OCCUPANCY_DENSE`]
 /// the former pass crossed near one in 4 (lines through two inputs), taken as one in
 /// [`CROSSOVER_DENSE`] (the pass has got cheaper per exception since). The share in
 /// between follows a power of the occupancy through the two, and stays within
@@ -54,13 +54,16 @@ const OCCUPANCY_SPARSE: f64 = 10.4;
 /// See [`OCCUPANCY_SPARSE`].
 const OCCUPANCY_DENSE: f64 = 133.6;
 /// See [`OCCUPANCY_SPARSE`].
-const CROSSOVER_SPARSE: f64 = 12.0;
+const CROSSOVER_SPARSE: f64 = 90.0;
 /// See [`OCCUPANCY_SPARSE`].
 const CROSSOVER_DENSE: f64 = 8.0;
-/// The smallest share of exceptions the pass takes, one in this many points: the crossover
-/// of sparse sets (one in 10 measured on uniform points, a little below the ~14 % of a
-/// drift of 0.1 r), with some margin.
-const EXCEPTIONS_SHARE_MIN: f64 = 12.0;
+/// The smallest share of exceptions the pass takes, one in this many points: on sparse sets
+/// the former pass crossed lower (one in 90 measured), and a budget of one in 64 keeps the
+/// pass for a solver's step of uniform points (~0.75 % exceptions) and for a few points
+/// swapped far. The pass now crosses near one in 10 on uniform points (docs/performance.md,
+/// 2026-11-29, evening): a larger budget waits for the threshold test to follow the
+/// occupancy that the moved points themselves raise.
+const EXCEPTIONS_SHARE_MIN: f64 = 64.0;
 /// The largest share of exceptions the pass takes, one in this many points, however dense:
 /// below the measured crossover of the densest scene, and below a drift of 0.1 r (~14 %).
 const EXCEPTIONS_SHARE_MAX: f64 = 10.0;
@@ -123,7 +126,7 @@ struct ChunkLists {
 }
 
 /// The most exceptions the pass takes on `grid` as built: a share of its points that grows
-/// with the mean occupancy of the points' buckets, from one in 12 on sparse sets to one in
+/// with the mean occupancy of the points' buckets, from one in 64 on sparse sets to one in
 /// 10 on dense ones (see [`bucket_occupancy`]), unless [`set_exceptions_share`] set a share.
 /// With more, the other passes run.
 pub fn max_exceptions<T: Real>(grid: &Grid<T>) -> usize {
@@ -970,17 +973,17 @@ mod tests {
 
     #[test]
     fn the_share_follows_the_occupancy_between_its_bounds() {
-        // Through the sparse crossover (the smallest share) and the dense one (beyond the
-        // largest share, so clamped), never rising with the occupancy.
+        // Through the two measured crossovers (both beyond the bounds, so clamped), never
+        // rising with the occupancy.
         assert_eq!(exceptions_share_for(OCCUPANCY_SPARSE), EXCEPTIONS_SHARE_MIN);
         assert_eq!(exceptions_share_for(OCCUPANCY_DENSE), EXCEPTIONS_SHARE_MAX);
         let power =
             (CROSSOVER_SPARSE / CROSSOVER_DENSE).ln() / (OCCUPANCY_DENSE / OCCUPANCY_SPARSE).ln();
-        for occupancy in [15.0, 20.0, 25.0, 30.0] {
+        for occupancy in [20.0, 30.0, 50.0, 80.0] {
             let model = CROSSOVER_SPARSE * (OCCUPANCY_SPARSE / occupancy).powf(power);
             assert!((exceptions_share_for(occupancy) - model).abs() < 1e-9);
         }
-        assert!((exceptions_share_for(30.0) - 10.1).abs() < 0.1);
+        assert!((exceptions_share_for(30.0) - 33.0).abs() < 0.5);
         for occupancy in [0.0, 1.0, 5.0] {
             assert_eq!(exceptions_share_for(occupancy), EXCEPTIONS_SHARE_MIN);
         }
