@@ -82,9 +82,16 @@ fn main() {
         grid.neighbor_lists(&mut lists).expect("lists");
         best = best.min(start.elapsed().as_secs_f64() * 1e3);
     }
+    // A checksum of the lists (each entry weighted by its list and its place), to check
+    // that two passes or two builds give the same lists.
+    let checksum = (0..lists.len()).fold(0u64, |sum, i| {
+        lists.neighbors(i).iter().fold(sum, |sum, &j| {
+            sum.rotate_left(5) ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ u64::from(j)
+        })
+    });
     println!(
-        "{scene} {n} {order}: best {best:.2} ms, {} entries, pass {:?}, {} exceptions \
-         (budget {}), bucket occupancy {:.2}",
+        "{scene} {n} {order}: best {best:.2} ms, {} entries (checksum {checksum:016x}), pass \
+         {:?}, {} exceptions (budget {}), bucket occupancy {:.2}",
         lists.indices().len(),
         grid.list_pass(),
         exception_count(&grid),

@@ -181,6 +181,9 @@ struct UnitBuffer<T> {
     reordered: Vec<u32>,
     /// The distances alongside `reordered`.
     reordered_distances: Vec<T>,
+    /// The hits of a unit of the pass for cell order with exceptions that its lists lack
+    /// (see `exceptions`).
+    missing_hits: Vec<u64>,
 }
 
 impl<T: Real> UnitBuffer<T> {
@@ -209,6 +212,7 @@ impl<T: Real> UnitBuffer<T> {
         keep_larger(&mut self.list_starts, other.list_starts);
         keep_larger(&mut self.reordered, other.reordered);
         keep_larger(&mut self.reordered_distances, other.reordered_distances);
+        keep_larger(&mut self.missing_hits, other.missing_hits);
         self.packed.absorb(other.packed);
     }
 

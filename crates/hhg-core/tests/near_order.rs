@@ -455,6 +455,48 @@ fn exceptions_do_not_cascade_and_follow_the_threshold<T: TestReal>() {
     );
 }
 
+/// Exceptions on cell borders, with neighbours at exactly the radius, next to each other
+/// and several in one bucket (neighbours of each other), found by the pass for cell order
+/// with exceptions as by brute force: a lattice of spacing r / 2 from the origin (every
+/// other plane on a cell border, pairs two spacings apart at exactly r), in cell order,
+/// then blocks of consecutive points swapped far (each block several exceptions of one
+/// bucket).
+fn exceptions_on_borders_and_at_exactly_r<T: TestReal>() {
+    let radius = 1.0;
+    let points = lattice([16, 16, 16], 0.5, [0.0; 3]);
+    let mut swapped = in_cell_order(&points, radius);
+    assert_eq!(swapped.len(), 4096);
+    for (a, b, len) in [
+        (40, 3000, 3),
+        (700, 1900, 4),
+        (2100, 2500, 2),
+        (3500, 100, 3),
+    ] {
+        for k in 0..len {
+            swapped.swap(a + k, b + k);
+        }
+    }
+    {
+        let (name, input) = ("blocks swapped far", swapped);
+        let real: Vec<[T; 3]> = to_real(&input);
+        let mut grid = Grid::new(T::from_f64(radius)).expect("a valid radius");
+        grid.build(&real).expect("valid points");
+        let exceptions = exception_count(&grid);
+        assert!(
+            (6..=max_exceptions(&grid)).contains(&exceptions),
+            "{name}: {exceptions} exceptions of at most {}",
+            max_exceptions(&grid)
+        );
+        let scene = Scene::<T>::new(format!("lattice on borders, {name}"), &input, radius);
+        check_scene(&scene, None);
+        assert_eq!(
+            grid.list_pass(),
+            ListPass::InCellOrderWithExceptions,
+            "{name}"
+        );
+    }
+}
+
 /// Random order takes the general pass (where units hold a small part of each bucket's
 /// points), cell order its own, Morton order the pass for input nearly in cell order.
 fn passes_follow_the_order<T: TestReal>() {
@@ -566,5 +608,6 @@ for_both_precisions!(
     lattice_nearly_in_order,
     passes_follow_the_order,
     exceptions_do_not_cascade_and_follow_the_threshold,
+    exceptions_on_borders_and_at_exactly_r,
     several_sets_nearly_in_order,
 );

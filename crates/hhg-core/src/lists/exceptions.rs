@@ -4,16 +4,20 @@
 //!
 //! The kept points are a longest run of points, not necessarily consecutive, whose keys
 //! ascend along the caller's numbering (see [`split_exceptions`]); the others are the
-//! exceptions. A view of the grid then holds
-//! the points in the caller's numbering (the identity as its order, as for input in cell
-//! order), the exceptions masked with [`Real::PAD`] so that no range finds them, and bucket
-//! starts over the kept points, so that a bucket's range of caller indices holds its kept
-//! points (and the exceptions among them). The pass for input in cell order runs on that
-//! view: no counting sort of the lists, no inverse, every list ascending by construction
-//! and each unit's lists placed while hot. The exceptions search the grid itself (their
-//! true cells) before the pass; each unit then merges the exceptions among the neighbours
-//! of its kept points into their lists (from the back, in place) and puts each of its
-//! exceptions' lists in its empty place. The work beyond exact cell order grows with the
+//! exceptions. A view of the grid then holds the points in the caller's numbering (the
+//! identity as its order, as for input in cell order) and bucket starts over the kept
+//! points, so that a bucket's range of caller indices holds its kept points (and the
+//! exceptions among them). The pass for input in cell order runs on that view, the
+//! exceptions searching nothing there: no counting sort of the lists, no inverse, every
+//! list ascending by construction and each unit's lists placed while hot. A kept point
+//! finds an exception in the view like any other point where its neighbourhood covers the
+//! exception's place, which it nearly always does after a small move (the exception's place
+//! lies in its old bucket, next to its new one). Before the pass, each exception searches
+//! the kept points of the view around its true bucket with the SIMD kernel and the other
+//! exceptions in a grid of the exceptions alone; each unit then puts each of its
+//! exceptions' lists in its empty place and merges the few pairs the view missed (a hit:
+//! a kept point whose neighbourhood does not hold the exception's place) into the kept
+//! points' lists, from the back, in place. The work beyond exact cell order grows with the
 //! exceptions, not with the set.
 //!
 //! The pass takes ascending lists of a set against itself without distances; while there
@@ -26,10 +30,11 @@ use rayon::prelude::*;
 use super::in_order::{UnitsInSequence, lists_in_sequence};
 use super::self_lists::UnitTask;
 use super::{NeighborLists, UnitBuffer};
+use crate::dispatch::KernelTask;
 use crate::error::Error;
 use crate::geometry::CellTable;
 use crate::grid::{Grid, UNIT_POINTS, full_neighbourhood};
-use crate::kernel::MaskKernel;
+use crate::kernel::{MaskKernel, ROW_SLACK, gather_point};
 use crate::parallel::DisjointSlice;
 use crate::real::{LANES, Real};
 use crate::sort::{cut_units, fill_identity};
@@ -38,10 +43,11 @@ use crate::sort::{cut_units, fill_identity};
 /// apart (against its neighbours), the pass nearly in cell order pays per point a batch
 /// sorted and scattered (of its neighbours too), and the second grows faster with the
 /// neighbours than the first. Measured (docs/performance.md, 2026-11-29, callgrind) the two
-/// cross near one exception in [`CROSSOVER_SPARSE`] points on uniform points with
+/// crossed near one exception in [`CROSSOVER_SPARSE`] points on uniform points with
 /// [`OCCUPANCY_SPARSE`] points in a point's bucket (its own included, on average over the
-/// points), and on clusters with [`OCCUPANCY_DENSE`] near one in 4 (lines through two
-/// inputs), taken as one in [`CROSSOVER_DENSE`] to stay on the safe side. The share in
+/// points) before the pass got cheaper (now near one in 10); on clusters with [`OCCUPANCY_DENSE`]
+/// the former pass crossed near one in 4 (lines through two inputs), taken as one in
+/// [`CROSSOVER_DENSE`] (the pass has got cheaper per exception since). The share in
 /// between follows a power of the occupancy through the two, and stays within
 /// [`EXCEPTIONS_SHARE_MIN`] and [`EXCEPTIONS_SHARE_MAX`].
 const OCCUPANCY_SPARSE: f64 = 10.4;
@@ -52,9 +58,11 @@ const CROSSOVER_SPARSE: f64 = 90.0;
 /// See [`OCCUPANCY_SPARSE`].
 const CROSSOVER_DENSE: f64 = 8.0;
 /// The smallest share of exceptions the pass takes, one in this many points: on sparse sets
-/// the crossover lies lower (one in 90 measured), but a budget of one in 64 costs there
-/// ~5 % at most and keeps the pass for a solver's step of uniform points (~0.75 %
-/// exceptions) and for a few points swapped far.
+/// the former pass crossed lower (one in 90 measured), and a budget of one in 64 keeps the
+/// pass for a solver's step of uniform points (~0.75 % exceptions) and for a few points
+/// swapped far. The pass now crosses near one in 10 on uniform points (docs/performance.md,
+/// 2026-11-29, evening): a larger budget waits for the threshold test to follow the
+/// occupancy that the moved points themselves raise.
 const EXCEPTIONS_SHARE_MIN: f64 = 64.0;
 /// The largest share of exceptions the pass takes, one in this many points, however dense:
 /// below the measured crossover of the densest scene, and below a drift of 0.1 r (~14 %).
@@ -83,12 +91,20 @@ pub(super) struct Scratch<T: Real> {
     is_exception: Vec<u64>,
     /// The coordinates of each exception.
     points: Vec<[T; 3]>,
+    /// `key << 32 | rank` of each exception (`rank` its place in `exceptions`), ascending:
+    /// the exceptions counting-sorted by bucket, a grid of the exceptions alone.
+    by_key: Vec<u64>,
+    /// Where each bucket's exceptions start in `by_key` (one more for the end).
+    exception_starts: Vec<u32>,
     /// Where each exception's list starts in `lists` (one more for the end).
     offsets: Vec<usize>,
     /// The lists of the exceptions, back to back, each ascending.
     lists: Vec<u32>,
-    /// `kept << 32 | exception` for each kept point within reach of an exception, ascending.
+    /// `kept << 32 | exception` for each kept point within reach of an exception whose place
+    /// in the view its neighbourhood may not cover (see [`ExceptionSearch`]), ascending.
     hits: Vec<u64>,
+    /// The other half of the radix sort of `hits`.
+    hits_scratch: Vec<u64>,
     /// What each parallel task of the exceptions' search found.
     chunks: Vec<ChunkLists>,
 }
@@ -105,6 +121,8 @@ struct ChunkLists {
     entries: Vec<u32>,
     lens: Vec<usize>,
     hits: Vec<u64>,
+    /// The row the kernel gathers one exception's kept neighbours into.
+    row: Vec<u32>,
 }
 
 /// The most exceptions the pass takes on `grid` as built: a share of its points that grows
@@ -418,23 +436,19 @@ impl<T: Real> Grid<T> {
         let starts = &mut view.starts;
         starts.clear();
         starts.push(0);
-        let mut exceptions = scratch.exceptions.iter().copied().peekable();
-        for (i, &key) in self.keys[..n].iter().enumerate() {
-            if exceptions.next_if_eq(&(i as u32)).is_none() && starts.len() <= key as usize {
-                starts.resize(key as usize + 1, i as u32);
+        // The kept points, from the split's chunks (the entries of its first chunks).
+        for &i in scratch.kept[..n.div_ceil(SPLIT_CHUNK)].iter().flatten() {
+            let key = self.keys[i as usize] as usize;
+            if starts.len() <= key {
+                starts.resize(key + 1, i);
             }
         }
         starts.resize(table.buckets() + 1, n as u32);
         self.shape_view(view);
         let exceptions = &scratch.exceptions;
-        let is_exception = &mut scratch.is_exception;
-        is_exception.clear();
-        is_exception.resize(n.div_ceil(64), 0);
-        for &e in exceptions {
-            is_exception[e as usize / 64] |= 1 << (e % 64);
-        }
 
-        // The points in the caller's numbering, the exceptions masked.
+        // The points in the caller's numbering, the exceptions among them (where a kept
+        // point's neighbourhood covers an exception's place, it finds it like any point).
         view.sorted.set_len(n);
         {
             let [x, y, z] = view.sorted.columns_mut().map(DisjointSlice::new);
@@ -460,10 +474,11 @@ impl<T: Real> Grid<T> {
         scratch
             .points
             .extend(exceptions.iter().map(|&e| view.sorted.point(e as usize)));
-        let [x, y, z] = view.sorted.columns_mut();
+        let is_exception = &mut scratch.is_exception;
+        is_exception.clear();
+        is_exception.resize(n.div_ceil(64), 0);
         for &e in exceptions {
-            let e = e as usize;
-            (x[e], y[e], z[e]) = (T::PAD, T::PAD, T::PAD);
+            is_exception[e as usize / 64] |= 1 << (e % 64);
         }
         // The identity, padded like a built order; a view of as many points has it already.
         if view.order.len() != n + LANES {
@@ -473,7 +488,7 @@ impl<T: Real> Grid<T> {
         }
         cut_units(&view.starts, n, UNIT_POINTS, &mut view.units);
 
-        self.search_exceptions(table, scratch);
+        self.search_exceptions::<K>(table, scratch);
         let view = scratch.view.as_deref().expect("the view was made above");
         let (exceptions, offsets, lists, hits) = (
             &scratch.exceptions[..],
@@ -515,49 +530,61 @@ impl<T: Real> Grid<T> {
         Some(lists_in_sequence(n, &units, out, false))
     }
 
-    /// Searches the grid for the neighbours of each exception of `scratch` (by its true
-    /// cell): its list, ascending, into `scratch.lists`, and for each kept neighbour a hit
-    /// into `scratch.hits`, which end sorted.
-    fn search_exceptions(&self, table: &CellTable, scratch: &mut Scratch<T>) {
+    /// Searches the neighbours of each exception of `scratch` (around its true bucket): its
+    /// kept neighbours on the view with the SIMD kernel (the view holds the kept points in
+    /// the caller's numbering, bucket by bucket, so they come out ascending), its neighbours
+    /// among the exceptions in a grid of the exceptions alone. Its list, ascending, goes
+    /// into `scratch.lists`, and for each kept neighbour a hit into `scratch.hits`, which
+    /// end sorted.
+    fn search_exceptions<K: MaskKernel>(&self, table: &CellTable, scratch: &mut Scratch<T>) {
+        // The exceptions counting-sorted by bucket: bucket `b` starts at the first exception
+        // with a key of at least `b`.
+        let by_key = &mut scratch.by_key;
+        by_key.clear();
+        by_key.extend(
+            scratch
+                .exceptions
+                .iter()
+                .enumerate()
+                .map(|(rank, &e)| u64::from(self.keys[e as usize]) << 32 | rank as u64),
+        );
+        by_key.sort_unstable();
+        let starts = &mut scratch.exception_starts;
+        starts.clear();
+        for (q, &key_rank) in by_key.iter().enumerate() {
+            let key = (key_rank >> 32) as usize;
+            if starts.len() <= key {
+                starts.resize(key + 1, q as u32);
+            }
+        }
+        starts.resize(table.buckets() + 1, by_key.len() as u32);
+
         let chunks = scratch.exceptions.len().div_ceil(EXCEPTION_CHUNK);
         if scratch.chunks.len() < chunks {
             scratch.chunks.resize_with(chunks, ChunkLists::default);
         }
-        let is_exception = &scratch.is_exception;
-        scratch
-            .exceptions
-            .par_chunks(EXCEPTION_CHUNK)
-            .zip(scratch.points.par_chunks(EXCEPTION_CHUNK))
-            .zip(scratch.chunks[..chunks].par_iter_mut())
-            .for_each(|((exceptions, points), found)| {
-                found.entries.clear();
-                found.lens.clear();
-                found.hits.clear();
-                for (&e, &point) in exceptions.iter().zip(points) {
-                    let from = found.entries.len();
-                    let bucket = self.keys[e as usize];
-                    let ranges =
-                        full_neighbourhood(&self.starts, table, table.bucket_coords(bucket));
-                    for &(start, end) in ranges.as_slice() {
-                        for q in start as usize..end as usize {
-                            let i = self.order[q];
-                            // The formula of the kernels (`Real::within_mask_scalar`), with
-                            // the exception as the searching point.
-                            if i != e && T::distance_squared(point, self.sorted.point(q)) <= self.r2
-                            {
-                                found.entries.push(i);
-                            }
-                        }
-                    }
-                    let list = &mut found.entries[from..];
-                    list.sort_unstable();
-                    found.lens.push(list.len());
-                    found.hits.extend(
-                        list.iter()
-                            .filter(|&&j| is_exception[j as usize / 64] >> (j % 64) & 1 == 0)
-                            .map(|&j| u64::from(j) << 32 | u64::from(e)),
-                    );
-                }
+        let view = scratch.view.as_deref().expect("the view was made before");
+        let build = view.run_time_build::<K>();
+        let (exceptions, points) = (&scratch.exceptions[..], &scratch.points[..]);
+        let (by_key, exception_starts) = (&scratch.by_key[..], &scratch.exception_starts[..]);
+        let is_exception = &scratch.is_exception[..];
+        let keys = &self.keys[..];
+        scratch.chunks[..chunks]
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(c, found)| {
+                let first_rank = c * EXCEPTION_CHUNK;
+                let task = ExceptionSearch {
+                    table,
+                    keys,
+                    ranks: first_rank..(first_rank + EXCEPTION_CHUNK).min(exceptions.len()),
+                    exceptions,
+                    points,
+                    by_key,
+                    exception_starts,
+                    is_exception,
+                };
+                view.run_task::<K, _>(&task, found, false, build);
             });
         scratch.offsets.clear();
         scratch.offsets.push(0);
@@ -572,7 +599,163 @@ impl<T: Real> Grid<T> {
             }));
             scratch.hits.extend_from_slice(&found.hits);
         }
-        scratch.hits.par_sort_unstable();
+        sort_hits(&mut scratch.hits, &mut scratch.hits_scratch, self.len());
+    }
+}
+
+/// Whether bit `i` of `bits` is set.
+#[inline(always)]
+fn is_set(bits: &[u64], i: u32) -> bool {
+    bits[i as usize / 64] >> (i % 64) & 1 == 1
+}
+
+/// Bits of the kept point's index per pass of [`sort_hits`].
+const HIT_DIGIT_BITS: u32 = 11;
+
+/// Sorts `hits` (`kept << 32 | exception`, the kept points below `n`, the hits of each kept
+/// point in ascending exceptions) by kept point, keeping each point's hits in their order:
+/// a radix sort by digits of [`HIT_DIGIT_BITS`] of the kept point, through `scratch`. Two
+/// passes up to 4M points; a comparison sort of the hits cost ~5,700 instructions per
+/// exception (42 per point on a step's move of uniform points).
+fn sort_hits(hits: &mut Vec<u64>, scratch: &mut Vec<u64>, n: usize) {
+    let bits = usize::BITS - n.saturating_sub(1).leading_zeros();
+    let mut shift = 32;
+    scratch.clear();
+    scratch.resize(hits.len(), 0);
+    let mut counts = [0usize; 1 << HIT_DIGIT_BITS];
+    while shift < 32 + bits {
+        let digit = |hit: u64| (hit >> shift) as usize & ((1 << HIT_DIGIT_BITS) - 1);
+        counts.fill(0);
+        for &hit in hits.iter() {
+            counts[digit(hit)] += 1;
+        }
+        let mut start = 0;
+        for count in &mut counts {
+            (*count, start) = (start, start + *count);
+        }
+        for &hit in hits.iter() {
+            let slot = &mut counts[digit(hit)];
+            scratch[*slot] = hit;
+            *slot += 1;
+        }
+        std::mem::swap(hits, scratch);
+        shift += HIT_DIGIT_BITS;
+    }
+    debug_assert!(hits.is_sorted(), "hits out of order after their sort");
+}
+
+/// One task of the exceptions' search: the exceptions of ranks `ranks`, searched on the
+/// view (see [`Grid::search_exceptions`]).
+struct ExceptionSearch<'a, T> {
+    table: &'a CellTable,
+    /// The bucket of each point, in the caller's numbering (the grid's keys).
+    keys: &'a [u32],
+    ranks: std::ops::Range<usize>,
+    /// Every exception's caller index, ascending, and its coordinates.
+    exceptions: &'a [u32],
+    points: &'a [[T; 3]],
+    /// The grid of the exceptions alone (see [`Scratch::by_key`]).
+    by_key: &'a [u64],
+    exception_starts: &'a [u32],
+    /// One bit per point: set for an exception.
+    is_exception: &'a [u64],
+}
+
+impl<T: Real> KernelTask<T> for ExceptionSearch<'_, T> {
+    type Buffer = ChunkLists;
+
+    #[inline(always)]
+    fn run<K: MaskKernel>(&self, view: &Grid<T>, found: &mut ChunkLists, _with_distances: bool) {
+        found.entries.clear();
+        found.lens.clear();
+        found.hits.clear();
+        let n = view.len();
+        let columns = view.sorted.padded();
+        for rank in self.ranks.clone() {
+            let (e, point) = (self.exceptions[rank], self.points[rank]);
+            let coords = self.table.bucket_coords(self.keys[e as usize]);
+            let ranges = full_neighbourhood(&view.starts, self.table, coords);
+            let row = ranges.candidates() + ROW_SLACK;
+            if found.row.len() < row {
+                found.row.resize(row, 0);
+            }
+            debug_assert!(ranges.as_slice().iter().all(|&(_, end)| end as usize <= n));
+            debug_assert!(view.order.len() >= n + crate::real::LANES);
+            // SAFETY: the ranges come from the view's bucket starts (at most its point
+            // count), its columns are padded `PointColumns`, its order (the identity) is
+            // padded by LANES past the point count, no position is skipped (where the ranges
+            // hold the exception's own place it finds itself, dropped below with the other
+            // exceptions), the row holds every candidate plus ROW_SLACK, and a kernel sets
+            // AVX512 only where the CPU has it.
+            let len = unsafe {
+                gather_point::<T, K, true>(
+                    columns,
+                    &view.order,
+                    point,
+                    view.r2,
+                    ranges.as_slice(),
+                    usize::MAX,
+                    u32::MAX,
+                    &mut found.row[..row],
+                )
+            };
+            // The exceptions the view holds in these ranges (the exception itself among
+            // them) are dropped: they come below, from their own grid.
+            let mut len_kept = 0;
+            for q in 0..len {
+                let j = found.row[q];
+                found.row[len_kept] = j;
+                len_kept += usize::from(!is_set(self.is_exception, j));
+            }
+            let kept = &mut found.row[..len_kept];
+            // A row that wraps around the table comes in two ranges out of order.
+            if !ranges.ascending() {
+                kept.sort_unstable();
+            }
+            // Where the exception lies in the view: in the bucket of the kept point before it
+            // (bucket 0 before the first), whose range holds its place. A kept point whose
+            // neighbourhood holds that bucket finds the exception in the units' gather (its
+            // neighbourhood is the whole of every bucket around its own): exactly the kept
+            // points in the ranges of that bucket's neighbourhood. The others get it merged
+            // into their lists (a hit). Both the list and the ranges ascend: one walk.
+            let mut before = rank;
+            while before > 0 && self.exceptions[before - 1] + (rank - before + 1) as u32 == e {
+                before -= 1;
+            }
+            let run_start = e as usize - (rank - before);
+            let placed = match run_start.checked_sub(1) {
+                Some(i) => self.table.bucket_coords(self.keys[i]),
+                None => [0; 3],
+            };
+            let covering = full_neighbourhood(&view.starts, self.table, placed).sorted();
+            let mut covering = covering.as_slice().iter().peekable();
+            for &j in kept.iter() {
+                while covering.next_if(|&&(_, end)| end <= j).is_some() {}
+                if covering.peek().is_none_or(|&&(start, _)| start > j) {
+                    found.hits.push(u64::from(j) << 32 | u64::from(e));
+                }
+            }
+            let from = found.entries.len();
+            found.entries.extend_from_slice(kept);
+            // The exceptions among its neighbours, each inserted in its place (few: an
+            // exception has about as many exceptions around it as a point has).
+            let near = full_neighbourhood(self.exception_starts, self.table, coords);
+            for &(start, end) in near.as_slice() {
+                for &key_rank in &self.by_key[start as usize..end as usize] {
+                    let other = key_rank as u32 as usize;
+                    // The formula of the kernels (`Real::within_mask_scalar`), the same in
+                    // both directions.
+                    if other != rank && T::distance_squared(point, self.points[other]) <= view.r2 {
+                        let j = self.exceptions[other];
+                        let list = &mut found.entries[from..];
+                        let at = list.partition_point(|&i| i < j);
+                        found.entries.push(j);
+                        found.entries[from + at..].rotate_right(1);
+                    }
+                }
+            }
+            found.lens.push(found.entries.len() - from);
+        }
     }
 }
 
@@ -581,9 +764,10 @@ impl<T: Real> UnitBuffer<T> {
     /// `first..first + lens.len()` in order: the exceptions `exceptions` of the unit (their
     /// lists empty) get their lists, `lists[offsets[k]..offsets[k + 1]]` for the `k`-th, and
     /// each kept point its `hits` (`kept << 32 | exception`, ascending, only the unit's
-    /// kept points), merged into its ascending list. In place, from the back: each list
-    /// moves up by what the lists before it gain, and the lists before the first that
-    /// changes stay where they are.
+    /// kept points) that its list lacks, merged into it. In place, from the back, one move per
+    /// insertion: the entries from an insertion's place up to the previous one move up by
+    /// what is still to insert before them, and the lists before the first that changes
+    /// stay where they are.
     fn splice_exceptions(
         &mut self,
         first: usize,
@@ -593,6 +777,37 @@ impl<T: Real> UnitBuffer<T> {
         hits: &[u64],
     ) {
         debug_assert_eq!(offsets.len(), exceptions.len() + 1);
+        // The hits whose kept point did not find the exception itself (a wider run of sparse
+        // buckets searches more than the neighbourhood of each): with the lists' ends found
+        // from the back, each looked up in its list.
+        let mut missing = std::mem::take(&mut self.missing_hits);
+        missing.clear();
+        let (mut k, mut read) = (self.lens.len(), self.filled);
+        for &hit in hits.iter().rev() {
+            let slot = (hit >> 32) as usize - first;
+            while k > slot + 1 {
+                k -= 1;
+                read -= self.lens[k] as usize;
+            }
+            let list = &self.entries[read - self.lens[slot] as usize..read];
+            if list.binary_search(&(hit as u32)).is_err() {
+                missing.push(hit);
+            }
+        }
+        missing.reverse();
+        self.splice_missing(first, exceptions, offsets, lists, &missing);
+        self.missing_hits = missing;
+    }
+
+    /// [`UnitBuffer::splice_exceptions`] once the hits already in their lists are dropped.
+    fn splice_missing(
+        &mut self,
+        first: usize,
+        exceptions: &[u32],
+        offsets: &[usize],
+        lists: &[u32],
+        hits: &[u64],
+    ) {
         let extra = hits.len() + (offsets[exceptions.len()] - offsets[0]);
         if extra == 0 {
             return;
@@ -602,49 +817,65 @@ impl<T: Real> UnitBuffer<T> {
             return;
         }
         let entries = &mut self.entries;
-        let (mut write, mut read) = (filled + extra, filled);
+        // Entries `read..end` (where they were gathered) are still to move up by `shift`;
+        // lists `k..` are done.
+        let (mut shift, mut read, mut end) = (extra, filled, filled);
         let (mut hits_left, mut exceptions_left) = (hits.len(), exceptions.len());
-        for k in (0..self.lens.len()).rev() {
-            if write == read {
-                break;
-            }
-            let slot = first + k;
+        let mut k = self.lens.len();
+        while shift > 0 {
+            // The last list still to change: the last exception's or the last hit's. The
+            // lists after it keep their entries, which move with the next insertion.
+            let next_exception = exceptions_left
+                .checked_sub(1)
+                .map(|left| exceptions[left] as usize);
+            let next_hit = hits_left
+                .checked_sub(1)
+                .map(|left| (hits[left] >> 32) as usize);
+            let slot = next_exception
+                .max(next_hit)
+                .expect("entries left to insert");
+            debug_assert!(
+                first <= slot && slot < first + k,
+                "a unit's lists out of order"
+            );
+            let changed = slot - first;
+            read -= self.lens[changed + 1..k]
+                .iter()
+                .map(|&len| len as usize)
+                .sum::<usize>();
+            k = changed;
             debug_assert_eq!(self.slots[k] as usize, slot, "a unit's lists out of order");
             let len = self.lens[k] as usize;
             let start = read - len;
-            if exceptions_left > 0 && exceptions[exceptions_left - 1] as usize == slot {
+            if next_exception == Some(slot) {
                 exceptions_left -= 1;
                 debug_assert_eq!(len, 0, "an exception found neighbours in the view");
                 let list = &lists[offsets[exceptions_left]..offsets[exceptions_left + 1]];
-                write -= list.len();
-                entries[write..write + list.len()].copy_from_slice(list);
+                entries.copy_within(read..end, read + shift);
+                shift -= list.len();
+                entries[read + shift..read + shift + list.len()].copy_from_slice(list);
+                end = read;
                 self.lens[k] = list.len() as u32;
             } else {
-                let end = hits_left;
+                let last = hits_left;
                 while hits_left > 0 && (hits[hits_left - 1] >> 32) as usize == slot {
                     hits_left -= 1;
                 }
-                let own = &hits[hits_left..end];
-                // Merge from the back: the larger of the list's last entry and the last hit.
-                let mut from = read;
-                for &hit in own.iter().rev() {
+                // Each hit, from the last, after the list's entries below it.
+                let mut below = read;
+                for &hit in hits[hits_left..last].iter().rev() {
                     let hit = hit as u32;
-                    while from > start && entries[from - 1] > hit {
-                        write -= 1;
-                        from -= 1;
-                        entries[write] = entries[from];
-                    }
-                    write -= 1;
-                    entries[write] = hit;
+                    let at = start + entries[start..below].partition_point(|&i| i < hit);
+                    entries.copy_within(at..end, at + shift);
+                    shift -= 1;
+                    entries[at + shift] = hit;
+                    (below, end) = (at, at);
                 }
-                let rest = from - start;
-                entries.copy_within(start..from, write - rest);
-                write -= rest;
-                self.lens[k] = (len + own.len()) as u32;
+                self.lens[k] = (len + last - hits_left) as u32;
             }
             read = start;
         }
-        debug_assert_eq!(write, read, "the merged lists do not meet the unmoved ones");
+        debug_assert_eq!(shift, 0, "the merged lists do not meet the unmoved ones");
         self.filled = filled + extra;
     }
 }
@@ -825,9 +1056,34 @@ mod tests {
     }
 
     #[test]
+    fn hits_sort_by_kept_point_and_keep_their_order() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |below: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % below
+        };
+        // Point counts with one, two and three digits of the kept point's index.
+        for n in [1usize, 2, 5, 2048, 2049, 100_000, 5_000_000] {
+            for count in [0usize, 1, 7, 3000] {
+                // Hits in ascending exceptions, as the search produces them.
+                let mut hits: Vec<u64> = (0..count as u64)
+                    .map(|e| next(n as u64) << 32 | e)
+                    .collect();
+                let mut expected = hits.clone();
+                expected.sort_unstable();
+                sort_hits(&mut hits, &mut Vec::new(), n);
+                assert_eq!(hits, expected, "{count} hits of {n} points");
+            }
+        }
+    }
+
+    #[test]
     fn splice_puts_exception_lists_in_place_and_merges_hits() {
         let mut buffer = UnitBuffer::<f32>::default();
-        // Lists 10..14 of a unit: 11 is an exception, 10 and 13 gain hits.
+        // Lists 10..14 of a unit: 11 is an exception, 10 and 13 gain hits, 12 holds its hit
+        // already (its neighbourhood covered the exception's place).
         buffer.start(4, usize::MAX);
         let gathered: [&[u32]; 4] = [&[12, 20], &[], &[10, 13], &[2, 9]];
         for (k, list) in gathered.iter().enumerate() {
@@ -837,7 +1093,13 @@ mod tests {
             buffer.push_list(10 + k, list.len());
         }
         let lists = [99, 10, 13, 15];
-        let hits = [10u64 << 32 | 11, 10 << 32 | 30, 13 << 32 | 1, 13 << 32 | 11];
+        let hits = [
+            10u64 << 32 | 11,
+            10 << 32 | 30,
+            12 << 32 | 13,
+            13 << 32 | 1,
+            13 << 32 | 11,
+        ];
         buffer.splice_exceptions(10, &[11], &[1, 3], &lists, &hits);
         let mut from = 0;
         let mut out = Vec::new();
