@@ -12,7 +12,7 @@ use hhg_core::{Error, NeighborLists, SetId};
 
 use super::Precision;
 use super::results::{HhgNeighborLists, HhgPairList, lists_view};
-use super::state::{SetState, not_searched};
+use super::state::{SetState, check_set, not_searched};
 use crate::status::{Failure, HhgStatus};
 
 /// Points of the plane as the caller gave them.
@@ -63,13 +63,7 @@ impl<T: Precision> PlaneState<T> {
     }
 
     fn check_set(&self, set: SetId) -> Result<(), Error> {
-        if set >= self.sets.len() {
-            return Err(Error::UnknownPointSet {
-                set,
-                sets: self.sets.len(),
-            });
-        }
-        Ok(())
+        check_set(self.sets.len(), set)
     }
 
     pub(super) fn add(
@@ -210,19 +204,17 @@ impl<T: Precision> PlaneState<T> {
 
     /// Renumbers set `set` in the cell order of its last build: its positions are permuted
     /// by that order and its grid rebuilt from them (the 2-D grid cannot adopt its order in
-    /// place), and the permutation is returned. The set keeps its id and settings.
+    /// place), and the permutation is returned. The set keeps its id and settings; a failed
+    /// rebuild leaves the set, its positions and the permutation handed out before as they
+    /// were.
     pub(super) fn adopt_cell_order(&mut self, set: SetId) -> Result<&[u32], Error> {
         self.check_set(set)?;
         let order = self.search.grid(set).map_or(&[][..], |grid| grid.order());
         let state = &mut self.sets[set];
-        state.adopted_order.clear();
-        state.adopted_order.extend_from_slice(order);
-        let permuted: Vec<[T; 2]> = state
-            .adopted_order
-            .iter()
-            .map(|&k| state.positions[k as usize])
-            .collect();
+        let permuted: Vec<[T; 2]> = order.iter().map(|&k| state.positions[k as usize]).collect();
+        let order = order.to_vec();
         self.search.replace_set(set, &permuted)?;
+        state.adopted_order = order;
         state.positions = permuted;
         state.settings.pairs_fresh = false;
         Ok(&state.adopted_order)

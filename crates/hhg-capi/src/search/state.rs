@@ -88,6 +88,14 @@ pub(super) fn not_searched(searching: SetId, searched: SetId, active: bool) -> F
     )
 }
 
+/// `Ok` when `set` names one of a search's `sets` point sets, else the error naming both.
+pub(super) fn check_set(sets: usize, set: SetId) -> Result<(), Error> {
+    if set >= sets {
+        return Err(Error::UnknownPointSet { set, sets });
+    }
+    Ok(())
+}
+
 /// A search in one precision: the core search plus the unique pairs per set.
 pub(super) struct State<T: Real> {
     pub(super) search: NeighborSearch<T>,
@@ -105,13 +113,7 @@ impl<T: Precision> State<T> {
     }
 
     fn check_set(&self, set: SetId) -> Result<(), Error> {
-        if set >= self.sets.len() {
-            return Err(Error::UnknownPointSet {
-                set,
-                sets: self.sets.len(),
-            });
-        }
-        Ok(())
+        check_set(self.sets.len(), set)
     }
 
     pub(super) fn add(&mut self, points: Points<'_, T>, dynamic: bool) -> Result<SetId, Error> {
