@@ -37,16 +37,16 @@ use crate::grid::{Grid, UNIT_POINTS, full_neighbourhood};
 use crate::kernel::{MaskKernel, ROW_SLACK, gather_point};
 use crate::parallel::DisjointSlice;
 use crate::real::{LANES, Real};
-use crate::sort::{cut_units, fill_identity};
+use crate::sort::{ascending_starts, cut_units, fill_identity};
 
 /// The budget of exceptions follows the density: the pass pays per exception a search
 /// apart (against its neighbours), the pass nearly in cell order pays per point a batch
 /// sorted and scattered (of its neighbours too), and the second grows faster with the
 /// neighbours than the first. Measured (docs/performance.md, 2026-11-29, callgrind) the two
-/// crossed near one exception in [`CROSSOVER_SPARSE`] points on uniform points with
-/// [`OCCUPANCY_SPARSE`] points in a point's bucket (its own included, on average over the
-/// points) before the pass got cheaper (now near one in 10); on clusters with [`OCCUPANCY_DENSE`]
-/// the former pass crossed near one in 4 (lines through two inputs), taken as one in
+/// cross near one exception in 10 (9.8 %) on uniform points with [`OCCUPANCY_SPARSE`]
+/// points in a point's bucket (its own included, on average over the points), taken as one
+/// in [`CROSSOVER_SPARSE`]; on clusters with [`OCCUPANCY_DENSE`] a former, dearer form of
+/// the pass crossed near one in 4 (lines through two inputs), taken as one in
 /// [`CROSSOVER_DENSE`] (the pass has got cheaper per exception since). The share in
 /// between follows a power of the occupancy through the two, and stays within
 /// [`EXCEPTIONS_SHARE_MIN`] and [`EXCEPTIONS_SHARE_MAX`].
@@ -54,16 +54,13 @@ const OCCUPANCY_SPARSE: f64 = 10.4;
 /// See [`OCCUPANCY_SPARSE`].
 const OCCUPANCY_DENSE: f64 = 133.6;
 /// See [`OCCUPANCY_SPARSE`].
-const CROSSOVER_SPARSE: f64 = 90.0;
+const CROSSOVER_SPARSE: f64 = 12.0;
 /// See [`OCCUPANCY_SPARSE`].
 const CROSSOVER_DENSE: f64 = 8.0;
-/// The smallest share of exceptions the pass takes, one in this many points: on sparse sets
-/// the former pass crossed lower (one in 90 measured), and a budget of one in 64 keeps the
-/// pass for a solver's step of uniform points (~0.75 % exceptions) and for a few points
-/// swapped far. The pass now crosses near one in 10 on uniform points (docs/performance.md,
-/// 2026-11-29, evening): a larger budget waits for the threshold test to follow the
-/// occupancy that the moved points themselves raise.
-const EXCEPTIONS_SHARE_MIN: f64 = 64.0;
+/// The smallest share of exceptions the pass takes, one in this many points: a margin below
+/// the crossover measured on uniform points (one in 10), which keeps the pass for a
+/// solver's step (~0.75 % exceptions) and for moves of up to ~0.05 r (~7 %).
+const EXCEPTIONS_SHARE_MIN: f64 = 12.0;
 /// The largest share of exceptions the pass takes, one in this many points, however dense:
 /// below the measured crossover of the densest scene, and below a drift of 0.1 r (~14 %).
 const EXCEPTIONS_SHARE_MAX: f64 = 10.0;
@@ -85,6 +82,9 @@ pub(super) struct Scratch<T: Real> {
     view: Option<Box<Grid<T>>>,
     /// Each chunk's kept points in the split (see [`split_exceptions`]).
     kept: Vec<Vec<u32>>,
+    /// The key carried into each chunk of the split by the kept points before it (see
+    /// [`Grid::view_keys`]).
+    carried: Vec<u32>,
     /// The caller's indices of the exceptions, ascending.
     exceptions: Vec<u32>,
     /// One bit per point: set for an exception.
@@ -126,7 +126,7 @@ struct ChunkLists {
 }
 
 /// The most exceptions the pass takes on `grid` as built: a share of its points that grows
-/// with the mean occupancy of the points' buckets, from one in 64 on sparse sets to one in
+/// with the mean occupancy of the points' buckets, from one in 12 on sparse sets to one in
 /// 10 on dense ones (see [`bucket_occupancy`]), unless [`set_exceptions_share`] set a share.
 /// With more, the other passes run.
 pub fn max_exceptions<T: Real>(grid: &Grid<T>) -> usize {
@@ -343,13 +343,46 @@ fn split_exceptions_in_chunks(
     if keys.len() - kept_count > max {
         return false;
     }
-    let mut next = 0u32;
-    for &i in kept.iter().flatten() {
-        exceptions.extend(next..i);
-        next = i + 1;
-    }
-    exceptions.extend(next..keys.len() as u32);
+    exceptions.resize(keys.len() - kept_count, 0);
+    complement(kept, 0, chunk, keys.len(), exceptions);
     true
+}
+
+/// Chunks of the split whose complement one task writes (see [`complement`]).
+const COMPLEMENT_CHUNKS: usize = 16;
+
+/// Writes into `out`, ascending, the points of the split's chunks `first..first +
+/// kept.len()` (chunk `c` holds the points from `c * chunk` up to the next chunk, or to
+/// `n`) that are not among their kept points `kept` (each ascending): exactly `out.len()`
+/// points. The halves go in parallel, each into its part of `out`.
+fn complement(kept: &[Vec<u32>], first: usize, chunk: usize, n: usize, out: &mut [u32]) {
+    let chunk_len = |c: usize| chunk.min(n - c * chunk);
+    if kept.len() > COMPLEMENT_CHUNKS {
+        let half = kept.len() / 2;
+        let set_aside: usize = (0..half)
+            .map(|c| chunk_len(first + c) - kept[c].len())
+            .sum();
+        let (low, high) = out.split_at_mut(set_aside);
+        rayon::join(
+            || complement(&kept[..half], first, chunk, n, low),
+            || complement(&kept[half..], first + half, chunk, n, high),
+        );
+        return;
+    }
+    let mut written = 0;
+    for (c, kept) in kept.iter().enumerate() {
+        let start = (first + c) * chunk;
+        let mut next = start as u32;
+        let end = (start + chunk_len(first + c)) as u32;
+        for &i in kept.iter().chain([end].iter()) {
+            for e in next..i {
+                out[written] = e;
+                written += 1;
+            }
+            next = i + 1;
+        }
+    }
+    debug_assert_eq!(written, out.len(), "the complement of the kept points");
 }
 
 impl<T: Real> Grid<T> {
@@ -433,17 +466,9 @@ impl<T: Real> Grid<T> {
         {
             return None;
         }
-        let starts = &mut view.starts;
-        starts.clear();
-        starts.push(0);
-        // The kept points, from the split's chunks (the entries of its first chunks).
-        for &i in scratch.kept[..n.div_ceil(SPLIT_CHUNK)].iter().flatten() {
-            let key = self.keys[i as usize] as usize;
-            if starts.len() <= key {
-                starts.resize(key + 1, i);
-            }
-        }
-        starts.resize(table.buckets() + 1, n as u32);
+        self.view_keys(&scratch.kept, &mut scratch.carried, &mut view.keys);
+        let view_keys = &view.keys[..n];
+        ascending_starts(n, |i| view_keys[i], table.buckets(), &mut view.starts);
         self.shape_view(view);
         let exceptions = &scratch.exceptions;
 
@@ -530,6 +555,44 @@ impl<T: Real> Grid<T> {
         Some(lists_in_sequence(n, &units, out, false))
     }
 
+    /// Writes into `view_keys` the bucket of each point in the view, in the caller's
+    /// numbering: a kept point's own key, an exception's that of the kept point before it
+    /// (bucket 0 before the first), so that the keys ascend and bucket `b` starts at the
+    /// first kept point with a key of at least `b` (bucket 0 at 0: exceptions before the
+    /// first kept point lie in a bucket too). `kept` holds the split's kept points per
+    /// chunk; the chunks are filled in parallel, each from the key carried into it (in
+    /// `carried`).
+    fn view_keys(&self, kept: &[Vec<u32>], carried: &mut Vec<u32>, view_keys: &mut Vec<u32>) {
+        let n = self.len();
+        let kept = &kept[..n.div_ceil(SPLIT_CHUNK)];
+        let keys = &self.keys[..n];
+        carried.clear();
+        let mut carry = 0;
+        for chunk in kept {
+            carried.push(carry);
+            if let Some(&last) = chunk.last() {
+                carry = keys[last as usize];
+            }
+        }
+        view_keys.resize(n, 0);
+        view_keys[..n]
+            .par_chunks_mut(SPLIT_CHUNK)
+            .zip(kept.par_iter().zip(carried.par_iter()))
+            .enumerate()
+            .for_each(|(c, (out, (kept, &carry)))| {
+                let first = c * SPLIT_CHUNK;
+                let mut key = carry;
+                let mut next = kept.iter().map(|&i| i as usize - first).peekable();
+                for (k, out) in out.iter_mut().enumerate() {
+                    if next.next_if_eq(&k).is_some() {
+                        key = keys[first + k];
+                    }
+                    *out = key;
+                }
+                debug_assert!(next.peek().is_none(), "a kept point outside its chunk");
+            });
+    }
+
     /// Searches the neighbours of each exception of `scratch` (around its true bucket): its
     /// kept neighbours on the view with the SIMD kernel (the view holds the kept points in
     /// the caller's numbering, bucket by bucket, so they come out ascending), its neighbours
@@ -548,16 +611,14 @@ impl<T: Real> Grid<T> {
                 .enumerate()
                 .map(|(rank, &e)| u64::from(self.keys[e as usize]) << 32 | rank as u64),
         );
-        by_key.sort_unstable();
-        let starts = &mut scratch.exception_starts;
-        starts.clear();
-        for (q, &key_rank) in by_key.iter().enumerate() {
-            let key = (key_rank >> 32) as usize;
-            if starts.len() <= key {
-                starts.resize(key + 1, q as u32);
-            }
-        }
-        starts.resize(table.buckets() + 1, by_key.len() as u32);
+        by_key.par_sort_unstable();
+        let by_key = &scratch.by_key[..];
+        ascending_starts(
+            by_key.len(),
+            |q| (by_key[q] >> 32) as u32,
+            table.buckets(),
+            &mut scratch.exception_starts,
+        );
 
         let chunks = scratch.exceptions.len().div_ceil(EXCEPTION_CHUNK);
         if scratch.chunks.len() < chunks {
@@ -979,11 +1040,11 @@ mod tests {
         assert_eq!(exceptions_share_for(OCCUPANCY_DENSE), EXCEPTIONS_SHARE_MAX);
         let power =
             (CROSSOVER_SPARSE / CROSSOVER_DENSE).ln() / (OCCUPANCY_DENSE / OCCUPANCY_SPARSE).ln();
-        for occupancy in [20.0, 30.0, 50.0, 80.0] {
+        for occupancy in [12.0, 15.0, 20.0, 25.0] {
             let model = CROSSOVER_SPARSE * (OCCUPANCY_SPARSE / occupancy).powf(power);
             assert!((exceptions_share_for(occupancy) - model).abs() < 1e-9);
         }
-        assert!((exceptions_share_for(30.0) - 33.0).abs() < 0.5);
+        assert!((exceptions_share_for(20.0) - 10.8).abs() < 0.05);
         for occupancy in [0.0, 1.0, 5.0] {
             assert_eq!(exceptions_share_for(occupancy), EXCEPTIONS_SHARE_MIN);
         }
@@ -1052,6 +1113,40 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_complement_of_the_kept_points_is_every_other_point_ascending() {
+        let mut state = 0x5851_f42d_4c95_7f2du64;
+        let mut next = |below: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % below
+        };
+        // Up to 200 chunks (split between tasks past COMPLEMENT_CHUNKS), a short last chunk,
+        // chunks with nothing kept and chunks with everything kept.
+        for case in 0..200 {
+            let chunk = 1 + next(9) as usize;
+            let n = 1 + next(200 * chunk as u64) as usize;
+            let kept: Vec<Vec<u32>> = (0..n.div_ceil(chunk))
+                .map(|c| {
+                    let points = (c * chunk) as u32..((c + 1) * chunk).min(n) as u32;
+                    match case % 3 {
+                        0 => points.filter(|_| next(4) != 0).collect(),
+                        1 => points.filter(|_| next(2) == 0).collect(),
+                        _ if c % 5 == 0 => Vec::new(),
+                        _ => points.collect(),
+                    }
+                })
+                .collect();
+            let want: Vec<u32> = (0..n as u32)
+                .filter(|&i| !kept[i as usize / chunk].contains(&i))
+                .collect();
+            let mut out = vec![u32::MAX; want.len()];
+            complement(&kept, 0, chunk, n, &mut out);
+            assert_eq!(out, want, "{n} points in chunks of {chunk}");
         }
     }
 
