@@ -60,7 +60,7 @@ pub use memory::PairSink;
 pub use pairs::{PairIndex, PairList};
 pub use real::Real;
 pub use scheme::{CoreScheme, FixedRadiusScheme, SchemeStats};
-pub use search::{NeighborSearch, SetId};
+pub use search::{NeighborSearch, NeighborSearchOn, SetGrid, SetId};
 
 /// The pieces of the engine that the sibling crates (hhg-xor, hhg-group, the C API and the
 /// test kit) build their own searches and tests from: the cell geometry, the counting sort

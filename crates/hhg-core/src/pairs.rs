@@ -248,6 +248,36 @@ impl<T: Real> PairList<T> {
         let cap = self.cap();
         collect_unit_pairs(&mut self.unit_buffers, units, cap, fill, &mut self.pairs)
     }
+
+    /// Like [`PairList::collect_units`], with the squared distance of every pair: `fill`
+    /// pushes each pair as its search numbers it, and `finish(pair)` gives the pair in the
+    /// caller's numbering (`i < j`) and its squared distance, in parallel, in place. Fails
+    /// like [`PairList::collect_units`], or without the memory for the distances, and then
+    /// leaves the list empty.
+    pub(crate) fn collect_units_with_distances(
+        &mut self,
+        units: usize,
+        fill: impl Fn(usize, &mut PairSink) + Sync,
+        finish: impl Fn([u32; 2]) -> ([u32; 2], T) + Sync,
+    ) -> Result<(), Error> {
+        self.collect_units(units, fill)?;
+        let count = self.pairs.len();
+        if let Err(error) = try_resize(
+            &mut self.distances,
+            count,
+            T::default(),
+            "the pair distances",
+        ) {
+            self.clear();
+            return Err(error);
+        }
+        self.pairs
+            .par_iter_mut()
+            .zip(&mut self.distances)
+            .for_each(|(pair, distance)| (*pair, *distance) = finish(*pair));
+        self.has_distances = true;
+        Ok(())
+    }
 }
 
 /// Runs `body` for every point `p` of work unit `unit` (sorted positions, bucket by bucket

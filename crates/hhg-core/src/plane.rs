@@ -70,9 +70,28 @@ pub type PeriodicPairList2<T> = crate::periodic::PeriodicPairList<T, 2>;
 /// ```
 pub type PeriodicSearch2<T> = crate::periodic::PeriodicSearchOn<T, Grid2<T>, 2>;
 
-mod search;
-
-pub use search::NeighborSearch2;
+/// A neighbour search over several point sets of the plane sharing one radius (fluid, wall
+/// samples): the 3-D [`crate::NeighborSearch`]'s code on [`Grid2`] (see
+/// [`crate::NeighborSearchOn`], whose 2-D form this is), with the same activation table,
+/// static sets, in-place adoption of the cell order and errors. Its lists ascend.
+///
+/// ```
+/// use hhg_core::plane::NeighborSearch2;
+///
+/// let fluid = vec![[0.0f64, 0.5], [0.0, 1.0]];
+/// let wall = vec![[0.0f64, 0.0], [5.0, 0.0]];
+/// let mut search = NeighborSearch2::new(0.6)?;
+/// let f = search.add_dynamic_set(&fluid)?;
+/// let w = search.add_static_set(&wall)?;
+/// search.set_active(f, f, true)?;
+/// search.set_active(f, w, true)?;
+/// search.find_neighbors()?;
+/// assert_eq!(search.neighbors(f, f).unwrap().neighbors(0), &[1]);
+/// assert_eq!(search.neighbors(f, w).unwrap().neighbors(0), &[0]);
+/// assert!(search.neighbors(f, w).unwrap().neighbors(1).is_empty());
+/// # Ok::<(), hhg_core::Error>(())
+/// ```
+pub type NeighborSearch2<T> = crate::search::NeighborSearchOn<T, Grid2<T>, 2>;
 
 /// A dense table is used when it needs at most this many buckets per point (and at least
 /// [`MIN_DENSE_BUCKETS`]), as in 3-D.
@@ -373,6 +392,15 @@ impl Rows {
         &self.ranges[..self.len]
     }
 
+    /// Whether each range starts at or after the end of the one before, so that the
+    /// positions of all of them, in the order pushed, ascend.
+    #[inline(always)]
+    fn ascend(&self) -> bool {
+        self.as_slice()
+            .windows(2)
+            .all(|pair| pair[0].1 <= pair[1].0)
+    }
+
     /// Appends the sorted positions of the 3 buckets `bx - 1 ..= bx + 1` of the row starting
     /// at bucket `row`, splitting where the row wraps around the table.
     #[inline(always)]
@@ -586,6 +614,10 @@ pub struct Grid2<T: Real> {
     /// The bucket of each point, in the caller's numbering.
     keys: Vec<u32>,
     sort_scratch: SortScratch,
+    /// `order` is the identity: the points came in cell order, or the caller adopted it.
+    in_cell_order: bool,
+    /// The order before the last [`Grid2::adopt_cell_order`], handed to the caller.
+    adopted_from: Vec<u32>,
 }
 
 impl<T: Real> Grid2<T> {
@@ -607,6 +639,8 @@ impl<T: Real> Grid2<T> {
             units: Vec::new(),
             keys: Vec::new(),
             sort_scratch: SortScratch::default(),
+            in_cell_order: false,
+            adopted_from: Vec::new(),
         })
     }
 
@@ -639,6 +673,31 @@ impl<T: Real> Grid2<T> {
     /// Sorted position -> caller index: the permutation that puts the points in cell order.
     pub fn order(&self) -> &[u32] {
         &self.order
+    }
+
+    /// Whether the points are numbered in cell order (`order()` is the identity): given so
+    /// to the last build, or adopted since with [`Grid2::adopt_cell_order`]. The list passes
+    /// then need no sort: a neighbourhood's rows of sorted positions are caller indices that
+    /// ascend from row to row.
+    pub fn in_cell_order(&self) -> bool {
+        self.in_cell_order
+    }
+
+    /// Makes the cell order of the last build the caller's numbering, without a rebuild:
+    /// point `k` is from now on the `k`-th point in cell order, `order()` is the identity,
+    /// and lists, pairs and queries use the new numbering (and take the pass for points in
+    /// cell order, which sorts no list), as [`crate::Grid::adopt_cell_order`] does in 3-D.
+    ///
+    /// Returns the permutation the caller must apply to each of its own per-point arrays
+    /// ([`crate::reorder::apply_order`]): `order()` as it was before the call. The returned
+    /// slice is overwritten by the next call; the buffers are reused.
+    pub fn adopt_cell_order(&mut self) -> &[u32] {
+        let n = self.len();
+        std::mem::swap(&mut self.order, &mut self.adopted_from);
+        self.order.clear();
+        self.order.extend(0..n as u32);
+        self.in_cell_order = n > 0;
+        &self.adopted_from[..n]
     }
 
     /// Whether the last build's table is dense (`Some(true)`), hashed (`Some(false)`), or
@@ -681,7 +740,7 @@ impl<T: Real> Grid2<T> {
         };
         let table = PlaneTable::choose(lo, hi, n, self.radius.to_f64(), points)?;
         table.keys(points, self.kernel, &mut self.keys);
-        counting_sort(
+        self.in_cell_order = counting_sort(
             &self.keys,
             table.buckets(),
             &mut self.starts,
@@ -718,6 +777,7 @@ impl<T: Real> Grid2<T> {
         self.order.clear();
         self.starts.clear();
         self.units.clear();
+        self.in_cell_order = false;
     }
 
     /// Calls `hit(j)` for every sorted position `j` in `start..end` within the radius of `p`,
@@ -774,12 +834,48 @@ impl<T: Real> Grid2<T> {
             return out.collect_units(0, |_, _| {});
         };
         out.collect_units(self.units.len(), |unit, sink| {
-            self.unit_pairs(&table, self.units[unit], sink);
+            self.unit_pairs(&table, self.units[unit], true, sink);
         })
     }
 
-    /// The pairs of the buckets `unit.0..unit.1`, in visiting order.
-    fn unit_pairs(&self, table: &PlaneTable, unit: (u32, u32), sink: &mut PairSink) {
+    /// [`Grid2::pairs`] with the squared distance of every pair
+    /// ([`PairList::distances_squared`]), by the predicate's formula `dx*dx + dy*dy` in the
+    /// input precision: the same pairs in the same order.
+    ///
+    /// Fails as [`Grid2::pairs`] does, and then leaves the list empty.
+    pub fn pairs_with_distances(&self, out: &mut PairList<T>) -> Result<(), Error> {
+        let units = if self.table.is_some() {
+            self.units.len()
+        } else {
+            0
+        };
+        out.collect_units_with_distances(
+            units,
+            |unit, sink| {
+                if let Some(table) = &self.table {
+                    self.unit_pairs(table, self.units[unit], false, sink);
+                }
+            },
+            |[i, j]| {
+                let (oi, oj) = (self.order[i as usize], self.order[j as usize]);
+                let distance =
+                    T::plane_distance_squared(self.point(i as usize), self.point(j as usize));
+                ([oi.min(oj), oi.max(oj)], distance)
+            },
+        )
+    }
+
+    /// The pairs of the buckets `unit.0..unit.1`, in visiting order: as caller indices
+    /// (`i < j`) when `caller_indices`, else as the sorted positions of the points (for
+    /// [`Grid2::pairs_with_distances`], which maps them after reading their coordinates).
+    #[inline(always)]
+    fn unit_pairs(
+        &self,
+        table: &PlaneTable,
+        unit: (u32, u32),
+        caller_indices: bool,
+        sink: &mut PairSink,
+    ) {
         let mx = (1u32 << table.shift[0]) - 1;
         for b in unit.0..unit.1 {
             let (s, e) = (self.starts[b as usize], self.starts[b as usize + 1]);
@@ -805,8 +901,12 @@ impl<T: Real> Grid2<T> {
                 let p = self.point(i as usize);
                 let oi = self.order[i as usize];
                 let mut emit = |j: usize| {
-                    let oj = self.order[j];
-                    sink.push([oi.min(oj), oi.max(oj)]);
+                    if caller_indices {
+                        let oj = self.order[j];
+                        sink.push([oi.min(oj), oi.max(oj)]);
+                    } else {
+                        sink.push([i, j as u32]);
+                    }
                 };
                 self.scan(p, i + 1, own_end, &mut emit);
                 for &(start, end) in next.as_slice() {
@@ -1015,6 +1115,9 @@ impl<T: Real> Grid2<T> {
         let start = out.filled;
         let mut end = start;
         let entries = &mut out.entries;
+        // In cell order, sorted positions are caller indices: the list ascends as found when
+        // each row's range lies after the one before (it does not where the table wraps).
+        let ascending = self.in_cell_order && rows.ascend();
         if with_distances {
             // Sorted positions first, ordered by caller index, then each turned into its
             // caller index beside its distance.
@@ -1027,7 +1130,9 @@ impl<T: Real> Grid2<T> {
                 });
             }
             let list = &mut entries[start..end];
-            list.sort_unstable_by_key(|&j| self.order[j as usize]);
+            if !ascending {
+                list.sort_unstable_by_key(|&j| self.order[j as usize]);
+            }
             for (entry, distance) in list.iter_mut().zip(&mut out.distances[start..end]) {
                 let j = *entry as usize;
                 *distance = T::plane_distance_squared(p, self.point(j));
@@ -1042,7 +1147,9 @@ impl<T: Real> Grid2<T> {
                     }
                 });
             }
-            entries[start..end].sort_unstable();
+            if !ascending {
+                entries[start..end].sort_unstable();
+            }
         }
         out.close_list(end)
     }

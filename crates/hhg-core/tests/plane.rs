@@ -79,25 +79,145 @@ fn grid<T: TestReal>(points: &[[T; 2]], radius: T, kernel: Kernel) -> Grid2<T> {
     grid
 }
 
+/// The squared distance of `p` and `q` by the plane's formula, `dx*dx + dy*dy` with
+/// `d = q - p`, as bits.
+fn distance_bits<T: TestReal>(p: [T; 2], q: [T; 2]) -> u64 {
+    let dx = q[0] - p[0];
+    let dy = q[1] - p[1];
+    (dx * dx + dy * dy).to_f64().to_bits()
+}
+
+/// Checks `lists` (with distances when they hold them) against brute force over `points`.
+fn check_lists<T: TestReal>(what: &str, lists: &NeighborLists<T>, points: &[[T; 2]], radius: T) {
+    assert_eq!(lists.len(), points.len(), "{what}: list count");
+    for (i, &p) in points.iter().enumerate() {
+        let expected = brute_list(points, p, radius, i);
+        assert_eq!(lists.neighbors(i), expected, "{what}: list {i}");
+        if let Some(found) = lists.neighbor_distances_squared(i) {
+            let found: Vec<u64> = found.iter().map(|d| d.to_f64().to_bits()).collect();
+            let expected: Vec<u64> = expected
+                .iter()
+                .map(|&j| distance_bits(p, points[j as usize]))
+                .collect();
+            assert_eq!(found, expected, "{what}: distances of list {i}");
+        }
+    }
+}
+
+/// The pairs of `grid` without and with distances: the same pairs in the same order, each
+/// `i < j`, the distances those of brute force bit for bit. Returns the pairs.
+fn checked_pairs<T: TestReal>(what: &str, grid: &Grid2<T>, points: &[[T; 2]]) -> Vec<[u32; 2]> {
+    let mut pairs = PairList::default();
+    grid.pairs(&mut pairs).unwrap();
+    assert!(
+        pairs.distances_squared().is_none(),
+        "{what}: distances not asked for"
+    );
+    let mut with_distances = PairList::default();
+    grid.pairs_with_distances(&mut with_distances).unwrap();
+    assert_eq!(
+        with_distances.pairs(),
+        pairs.pairs(),
+        "{what}: pairs with distances"
+    );
+    let distances: Vec<u64> = with_distances
+        .distances_squared()
+        .expect("distances asked for")
+        .iter()
+        .map(|d| d.to_f64().to_bits())
+        .collect();
+    let expected: Vec<u64> = pairs
+        .pairs()
+        .iter()
+        .map(|&[i, j]| distance_bits(points[i as usize], points[j as usize]))
+        .collect();
+    assert_eq!(distances, expected, "{what}: pair distances");
+    pairs.pairs().to_vec()
+}
+
+/// `points` in the order `order` (position `k` holds point `order[k]`).
+fn permuted<T: TestReal>(points: &[[T; 2]], order: &[u32]) -> Vec<[T; 2]> {
+    order.iter().map(|&i| points[i as usize]).collect()
+}
+
+/// The grid over `points` after it adopted its cell order, and a grid built on the points
+/// given in that order, against brute force over the renumbered points: both number the
+/// points in cell order, and give the same lists, pairs and queries.
+fn check_cell_order<T: TestReal>(what: &str, points: &[[T; 2]], radius: T, kernel: Kernel) {
+    let mut adopted = grid(points, radius, kernel);
+    let order = adopted.order().to_vec();
+    assert_eq!(
+        adopted.adopt_cell_order(),
+        order,
+        "{what}: the permutation handed out"
+    );
+    assert!(
+        points.is_empty() || adopted.in_cell_order(),
+        "{what}: adopted"
+    );
+    assert!(
+        adopted
+            .order()
+            .iter()
+            .enumerate()
+            .all(|(k, &i)| k == i as usize)
+    );
+    let renumbered = permuted(points, &order);
+    let rebuilt = grid(&renumbered, radius, kernel);
+    assert!(
+        points.is_empty() || rebuilt.in_cell_order(),
+        "{what}: given in cell order"
+    );
+    assert_eq!(rebuilt.order(), adopted.order(), "{what}: order");
+    let mut queries = renumbered.clone();
+    queries.truncate(300);
+    for (which, grid) in [("adopted", &adopted), ("rebuilt", &rebuilt)] {
+        let what = format!("{what}, {which} cell order");
+        let mut sorted = checked_pairs(&what, grid, &renumbered);
+        sorted.sort_unstable();
+        assert_eq!(sorted, brute_pairs(&renumbered, radius), "{what}: pairs");
+        let mut lists = NeighborLists::default();
+        grid.neighbor_lists(&mut lists).unwrap();
+        check_lists(&what, &lists, &renumbered, radius);
+        grid.neighbor_lists_with_distances(&mut lists).unwrap();
+        check_lists(&what, &lists, &renumbered, radius);
+        grid.query(&queries, &mut lists).unwrap();
+        for (q, &p) in queries.iter().enumerate() {
+            let expected = brute_list(&renumbered, p, radius, usize::MAX);
+            assert_eq!(lists.neighbors(q), expected, "{what}: query {q}");
+        }
+    }
+    // A rebuild after the adoption numbers the points as the caller gives them again.
+    adopted.build(points).unwrap();
+    assert_eq!(
+        adopted.order(),
+        order,
+        "{what}: a rebuild after the adoption"
+    );
+}
+
 /// The pairs and lists of `points` on every path (SIMD and scalar kernels, 1 and 2 threads,
-/// AoS and SoA input) against brute force; every path gives the same pairs in the same order.
-/// Returns the number of pairs, so that a scene can check it is not trivial.
+/// AoS and SoA input, with and without distances, in the caller's order and in cell order)
+/// against brute force; every path gives the same pairs in the same order. Returns the
+/// number of pairs, so that a scene can check it is not trivial.
 fn check_scene<T: TestReal>(name: &str, points: &[[T; 2]], radius: T) -> usize {
     let expected_pairs = brute_pairs(points, radius);
     let mut reference: Option<Vec<[u32; 2]>> = None;
     for kernel in [Kernel::Simd, Kernel::Scalar] {
         for threads in [1, 2] {
+            let what = format!("{name} {} {kernel:?} {threads} threads", T::NAME);
             let (pairs, lists, order) = in_pool(threads, || {
                 let grid = grid(points, radius, kernel);
                 assert_eq!(grid.len(), points.len());
                 assert_eq!(grid.radius(), radius);
-                let mut pairs = PairList::default();
-                grid.pairs(&mut pairs).unwrap();
+                let pairs = checked_pairs(&what, &grid, points);
                 let mut lists = NeighborLists::default();
+                grid.neighbor_lists_with_distances(&mut lists).unwrap();
+                check_lists(&what, &lists, points, radius);
                 grid.neighbor_lists(&mut lists).unwrap();
-                (pairs.pairs().to_vec(), lists, grid.order().to_vec())
+                check_cell_order(&what, points, radius, kernel);
+                (pairs, lists, grid.order().to_vec())
             });
-            let what = format!("{name} {} {kernel:?} {threads} threads", T::NAME);
             let mut sorted_order = order.clone();
             sorted_order.sort_unstable();
             assert!(

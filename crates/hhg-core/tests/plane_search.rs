@@ -178,6 +178,32 @@ fn scenario<T: TestReal>(kernel: Kernel, threads: usize) -> Vec<Vec<PairLists>> 
             sets[k] = moved(&mut rng, &sets[k], 0.1);
             search.update_positions(k, &sets[k]).unwrap();
         }
+        // The fluid (at step 3 also the moved wall, at step 4 the clusters) adopts the cell
+        // order of its last build: its points are renumbered, and the lists in it come from
+        // the pass for points in cell order, with distances from step 4 on.
+        let adopted: &[SetId] = match step {
+            2 => &[0],
+            3 => &[0, 1],
+            4 => &[0, 2],
+            _ => &[],
+        };
+        for &k in adopted {
+            let order = search.adopt_cell_order(k).unwrap().to_vec();
+            assert_eq!(
+                order.len(),
+                sets[k].len(),
+                "{what}: the permutation's length"
+            );
+            sets[k] = order.iter().map(|&i| sets[k][i as usize]).collect();
+            assert!(
+                search.grid(k).unwrap().in_cell_order(),
+                "{what}: set {k} adopted"
+            );
+            assert!(
+                search.neighbors(0, k).is_none(),
+                "{what}: stale lists of set {k}"
+            );
+        }
         in_pool(threads, || search.find_neighbors()).unwrap();
         let views: Vec<&[[T; 2]]> = sets.iter().map(Vec::as_slice).collect();
         let (lists, entries) =
@@ -287,6 +313,7 @@ fn errors<T: TestReal>() {
     unknown(search.update_positions_soa(3, &[], &[]), 3);
     unknown(search.replace_set(9, &fluid), 9);
     unknown(search.replace_set_soa(9, &[], &[]), 9);
+    unknown(search.adopt_cell_order(4).map(|_| ()), 4);
     assert!(search.neighbors(5, f).is_none() && search.neighbors(f, 5).is_none());
     assert!(!search.is_active(5, f) && search.grid(5).is_none());
     assert!(matches!(

@@ -55,13 +55,9 @@ pub trait ParticleSearch<const D: usize>: Debug + Send + Sync + Sized {
     /// New positions of a set (the same count); rebuilds its grid.
     fn move_set(&mut self, set: SetId, points: &[[f64; D]]) -> Result<(), Error>;
 
-    /// Writes into `order` the cell order of the set's last build, which the caller applies
-    /// to its arrays of that set and then passes to [`ParticleSearch::renumbered`].
+    /// Makes the cell order of the set's last build its numbering in the search and writes
+    /// into `order` the permutation the caller applies to its arrays of that set.
     fn cell_order(&mut self, set: SetId, order: &mut Vec<u32>) -> Result<(), Error>;
-
-    /// Tells the search that the set's points are now numbered in the order that
-    /// [`ParticleSearch::cell_order`] gave, with `points` their positions in that order.
-    fn renumbered(&mut self, set: SetId, points: &[[f64; D]]) -> Result<(), Error>;
 
     /// Computes the lists of every active pair of sets.
     fn search(&mut self) -> Result<(), Error>;
@@ -105,10 +101,6 @@ impl ParticleSearch<3> for NeighborSearch<f64> {
         Ok(())
     }
 
-    fn renumbered(&mut self, _set: SetId, _points: &[[f64; 3]]) -> Result<(), Error> {
-        Ok(())
-    }
-
     fn search(&mut self) -> Result<(), Error> {
         self.find_neighbors()
     }
@@ -118,9 +110,9 @@ impl ParticleSearch<3> for NeighborSearch<f64> {
     }
 }
 
-/// In 2-D the grid cannot adopt its order in place: after the caller has permuted its
-/// arrays, the set's grid is rebuilt from the permuted positions (one more build per
-/// reordering).
+/// In 2-D as in 3-D the search adopts its cell order in place
+/// ([`NeighborSearch2::adopt_cell_order`]): no rebuild, and the next lists are found without
+/// sorting any.
 impl ParticleSearch<2> for NeighborSearch2<f64> {
     fn with_radius(radius: f64) -> Result<Self, Error> {
         NeighborSearch2::new(radius)
@@ -152,17 +144,10 @@ impl ParticleSearch<2> for NeighborSearch2<f64> {
     }
 
     fn cell_order(&mut self, set: SetId, order: &mut Vec<u32>) -> Result<(), Error> {
-        let grid = self.grid(set).ok_or(Error::UnknownPointSet {
-            set,
-            sets: self.set_count(),
-        })?;
+        let adopted = self.adopt_cell_order(set)?;
         order.clear();
-        order.extend_from_slice(grid.order());
+        order.extend_from_slice(adopted);
         Ok(())
-    }
-
-    fn renumbered(&mut self, set: SetId, points: &[[f64; 2]]) -> Result<(), Error> {
-        self.update_positions(set, points)
     }
 
     fn search(&mut self) -> Result<(), Error> {

@@ -500,7 +500,6 @@ where
         sim.search.cell_order(boundary_set, &mut order)?;
         apply_order_with(&order, &mut sim.boundary.pos, &mut sim.scratch.vectors);
         sim.scratch.order = order;
-        sim.search.renumbered(boundary_set, &sim.boundary.pos)?;
         // The fluid starts in cell order too.
         sim.reorder_fluid()?;
         sim.search.search()?;
@@ -509,8 +508,8 @@ where
     }
 
     /// Makes the cell order of the fluid grid's last build the particles' numbering
-    /// ([`hhg_core::NeighborSearch::adopt_cell_order`] in 3-D, a rebuild from the permuted
-    /// positions in 2-D) and permutes every persistent fluid array into it. The next search
+    /// ([`hhg_core::NeighborSearch::adopt_cell_order`] in 3-D,
+    /// [`hhg_core::plane::NeighborSearch2::adopt_cell_order`] in 2-D) and permutes every persistent fluid array into it. The next search
     /// numbers the fluid in the new order.
     fn reorder_fluid(&mut self) -> Result<(), SphError> {
         let mut order = std::mem::take(&mut self.scratch.order);
@@ -524,7 +523,6 @@ where
         apply_order_with(&order, &mut fluid.mass, &mut scratch.scalars);
         apply_order_with(&order, &mut fluid.ids, &mut scratch.ids);
         self.scratch.order = order;
-        self.search.renumbered(self.fluid_set, &self.fluid.pos)?;
         Ok(())
     }
 
