@@ -4,6 +4,7 @@
 use rayon::prelude::*;
 use wide::{f64x4, i64x4};
 
+use crate::columns::PointColumns;
 use crate::error::Error;
 use crate::parallel::prefetch;
 use crate::real::{LANES, Real};
@@ -209,6 +210,27 @@ pub fn bounds<T: Real>(points: Points<'_, T>) -> Result<Option<Bounds>, Error> {
     Ok(Some(Bounds { min, max }))
 }
 
+/// The smallest and largest value of each of `columns` (all of one length, at least one
+/// value, all finite), in parallel: the bounding box of the points they hold.
+pub(crate) fn column_bounds<T: Real, const D: usize>(columns: [&[T]; D]) -> ([f64; D], [f64; D]) {
+    let n = columns[0].len();
+    let identity = || ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
+    (0..n.div_ceil(HASH_CHUNK))
+        .into_par_iter()
+        .map(|chunk| {
+            let range = chunk * HASH_CHUNK..((chunk + 1) * HASH_CHUNK).min(n);
+            let extremes =
+                columns.map(|column| fold_lanes::<T, 16>(&column[range.clone()], 1).extremes(0, 1));
+            (extremes.map(|e| e.0), extremes.map(|e| e.1))
+        })
+        .reduce(identity, |a, b| {
+            (
+                std::array::from_fn(|k| a.0[k].min(b.0[k])),
+                std::array::from_fn(|k| a.1[k].max(b.1[k])),
+            )
+        })
+}
+
 /// Lane-wise extremes of a run of values, and whether all of them were finite.
 struct Lanes<T, const W: usize> {
     min: [T; W],
@@ -298,19 +320,22 @@ pub enum Kernel {
 /// neighbouring buckets, so a cell's 26 neighbours are fixed offsets with wrap-around.
 /// A *dense* table has dims larger than the occupied span on every axis and never aliases;
 /// a *hashed* table wraps, and the distance test filters the foreign points that share a bucket.
+///
+/// `D` is the number of axes: 3 by default, 2 for the broad phase's hierarchy in the plane
+/// (bucket `(ix & mx) | (iy & my) << sx`, 8 neighbours per cell).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CellTable {
+pub struct CellTable<const D: usize = 3> {
     /// Corner of cell `(0, 0, 0)`: the largest multiple of the cell edge at or below the
     /// minimum of the bounding box: cells lie on a lattice fixed in space.
-    pub origin: [f64; 3],
+    pub origin: [f64; D],
     /// Cell edge: the radius times `1 + CELL_MARGIN`.
     pub cell: f64,
     /// `1 / cell`.
     pub inv_cell: f64,
     /// Cells the points span per axis (`floor(extent / cell) + 1`).
-    pub span: [i32; 3],
+    pub span: [i32; D],
     /// `log2` of the table dims per axis.
-    pub shift: [u32; 3],
+    pub shift: [u32; D],
     /// Whether the table is dense (no aliasing).
     pub dense: bool,
 }
@@ -460,23 +485,41 @@ impl CellTable {
         min_dense: usize,
         points: Points<'_, impl Real>,
     ) -> Result<Self, Error> {
+        Self::over(bounds.min, bounds.max, n, cell, min_dense).map_err(|(axis, cells)| {
+            let index = (0..points.len())
+                .find(|&i| points.get(i)[axis].to_f64() == bounds.max[axis])
+                .unwrap_or(0);
+            Error::CoordinateOutOfRange {
+                index,
+                axis,
+                value: bounds.max[axis],
+                cells,
+                limit: MAX_SPAN_CELLS,
+            }
+        })
+    }
+}
+
+impl<const D: usize> CellTable<D> {
+    /// Chooses the table for `n` points between the corners `min` and `max` with cells of
+    /// edge `cell`, as [`CellTable::with_cell`] does; an axis spanning [`MAX_SPAN_CELLS`] or
+    /// more is refused as `(axis, cells)`.
+    pub(crate) fn over(
+        min: [f64; D],
+        max: [f64; D],
+        n: usize,
+        cell: f64,
+        min_dense: usize,
+    ) -> Result<Self, (usize, f64)> {
+        const { assert!(D == 2 || D == 3, "cell tables have 2 or 3 axes") };
         let inv_cell = 1.0 / cell;
-        let origin = [0, 1, 2].map(|axis| lattice_corner(bounds.min[axis], cell, inv_cell));
-        let mut span = [0i32; 3];
-        let mut shift = [0u32; 3];
-        for axis in 0..3 {
-            let cells = (bounds.max[axis] - origin[axis]) * inv_cell;
+        let origin = min.map(|min| lattice_corner(min, cell, inv_cell));
+        let mut span = [0i32; D];
+        let mut shift = [0u32; D];
+        for axis in 0..D {
+            let cells = (max[axis] - origin[axis]) * inv_cell;
             if cells.is_nan() || cells >= MAX_SPAN_CELLS {
-                let index = (0..points.len())
-                    .find(|&i| points.get(i)[axis].to_f64() == bounds.max[axis])
-                    .unwrap_or(0);
-                return Err(Error::CoordinateOutOfRange {
-                    index,
-                    axis,
-                    value: bounds.max[axis],
-                    cells,
-                    limit: MAX_SPAN_CELLS,
-                });
+                return Err((axis, cells));
             }
             span[axis] = cells.floor() as i32 + 1;
             // Dims strictly larger than the span: the wrapped neighbours of border cells are empty.
@@ -494,9 +537,9 @@ impl CellTable {
             let target = (n * HASHED_BUCKETS_PER_POINT)
                 .next_power_of_two()
                 .trailing_zeros()
-                .clamp(3 * MIN_SHIFT, 30);
+                .clamp(D as u32 * MIN_SHIFT, 30);
             while shift.iter().sum::<u32>() > target {
-                let longest = (0..3).max_by_key(|&a| (shift[a], 3 - a)).unwrap();
+                let longest = (0..D).max_by_key(|&a| (shift[a], D - a)).unwrap();
                 if shift[longest] <= MIN_SHIFT {
                     break;
                 }
@@ -515,7 +558,7 @@ impl CellTable {
 
     /// Table dims per axis.
     #[inline]
-    pub fn dims(&self) -> [u32; 3] {
+    pub fn dims(&self) -> [u32; D] {
         self.shift.map(|s| 1 << s)
     }
 
@@ -534,35 +577,84 @@ impl CellTable {
 
     /// Cell coordinates of a point.
     #[inline(always)]
-    pub fn coords<T: Real>(&self, p: [T; 3]) -> [i32; 3] {
+    pub fn coords<T: Real>(&self, p: [T; D]) -> [i32; D] {
         std::array::from_fn(|axis| self.coord(p[axis].to_f64(), axis))
     }
 
     /// Bucket of cell coordinates (wrapping on a hashed table).
     #[inline(always)]
-    pub fn bucket(&self, c: [i32; 3]) -> u32 {
+    pub fn bucket(&self, c: [i32; D]) -> u32 {
         let mask = |axis: usize| (c[axis] & ((1 << self.shift[axis]) - 1)) as u32;
-        mask(0) | mask(1) << self.shift[0] | mask(2) << (self.shift[0] + self.shift[1])
+        let mut bucket = mask(0);
+        let mut offset = self.shift[0];
+        for axis in 1..D {
+            bucket |= mask(axis) << offset;
+            offset += self.shift[axis];
+        }
+        bucket
     }
 
     /// Bucket coordinates of bucket `b`.
     #[inline(always)]
-    pub fn bucket_coords(&self, b: u32) -> [u32; 3] {
-        let [sx, sy, sz] = self.shift;
-        [
-            b & ((1 << sx) - 1),
-            (b >> sx) & ((1 << sy) - 1),
-            (b >> (sx + sy)) & ((1 << sz) - 1),
-        ]
+    pub fn bucket_coords(&self, b: u32) -> [u32; D] {
+        std::array::from_fn(|axis| {
+            let offset: u32 = self.shift[..axis].iter().sum();
+            (b >> offset) & ((1 << self.shift[axis]) - 1)
+        })
     }
 
     /// Tells whether cell coordinates can have a point of the set within one cell: false only
     /// for a dense table and a cell farther than one cell outside the occupied span.
     #[inline(always)]
-    pub fn may_have_neighbours(&self, c: [i32; 3]) -> bool {
-        !self.dense || (0..3).all(|a| c[a] >= -1 && c[a] <= self.span[a])
+    pub fn may_have_neighbours(&self, c: [i32; D]) -> bool {
+        !self.dense || (0..D).all(|a| c[a] >= -1 && c[a] <= self.span[a])
     }
 
+    /// Computes the bucket of every point held in `columns` into `keys` (in parallel), 8
+    /// lanes at a time from the padded columns ([`lane_keys`]) or by the scalar reference.
+    pub(crate) fn column_keys<T: Real>(
+        &self,
+        columns: &PointColumns<T, D>,
+        kernel: Kernel,
+        keys: &mut Vec<u32>,
+    ) {
+        let padded = columns.padded();
+        keys.resize(columns.len(), 0);
+        keys.par_chunks_mut(HASH_CHUNK)
+            .enumerate()
+            .for_each(|(chunk, out)| {
+                let base = chunk * HASH_CHUNK;
+                for (block, out) in out.chunks_mut(LANES).enumerate() {
+                    let start = base + block * LANES;
+                    let len = out.len();
+                    match kernel {
+                        Kernel::Simd => {
+                            // The padded columns hold whole blocks of 8 past every point.
+                            let lanes = padded.map(|c| {
+                                let lanes: [T; LANES] = c[start..start + LANES].try_into().unwrap();
+                                lanes
+                            });
+                            let keys = lane_keys(
+                                &lanes,
+                                self.origin,
+                                self.inv_cell,
+                                self.span,
+                                self.shift,
+                            );
+                            out.copy_from_slice(&keys[..len]);
+                        }
+                        Kernel::Scalar => {
+                            for (k, key) in out.iter_mut().enumerate() {
+                                *key = self.bucket(self.coords(columns.point(start + k)));
+                            }
+                        }
+                    }
+                }
+            });
+    }
+}
+
+impl CellTable {
     /// Buckets of points `start..start + 8` by the scalar reference kernel.
     #[inline]
     fn keys8_scalar<T: Real>(&self, points: Points<'_, T>, start: usize) -> [u32; 8] {

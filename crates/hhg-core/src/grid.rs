@@ -423,7 +423,13 @@ impl<T: Real> Grid<T> {
 /// Appends the sorted positions of the 3 buckets `bx - 1 ..= bx + 1` of one row, in
 /// ascending order, splitting where the row wraps around the table.
 #[inline(always)]
-fn push_row(starts: &[u32], ranges: &mut Ranges, table: &CellTable, bx: u32, row: u32) {
+fn push_row<const D: usize>(
+    starts: &[u32],
+    ranges: &mut Ranges,
+    table: &CellTable<D>,
+    bx: u32,
+    row: u32,
+) {
     let mx = (1u32 << table.shift[0]) - 1;
     let at = |x: u32| starts[(row + x) as usize];
     if bx >= 1 && bx < mx {
@@ -437,30 +443,40 @@ fn push_row(starts: &[u32], ranges: &mut Ranges, table: &CellTable, bx: u32, row
     }
 }
 
-/// The bucket-row base of bucket coordinates `(.., by + dy, bz + dz)`, wrapped.
+/// The bucket-row base of bucket coordinates `(.., by + dy, bz + dz)`, wrapped (in the
+/// plane, `(.., by + dy)`: `bz` and `dz` are not used).
 #[inline(always)]
-fn row_base(table: &CellTable, by: u32, bz: u32, dy: i32, dz: i32) -> u32 {
+fn row_base<const D: usize>(table: &CellTable<D>, b: [u32; D], dy: i32, dz: i32) -> u32 {
     let my = (1u32 << table.shift[1]) - 1;
-    let mz = (1u32 << table.shift[2]) - 1;
-    let y = by.wrapping_add(dy as u32) & my;
-    let z = bz.wrapping_add(dz as u32) & mz;
-    (y << table.shift[0]) | (z << (table.shift[0] + table.shift[1]))
+    let y = b[1].wrapping_add(dy as u32) & my;
+    let mut base = y << table.shift[0];
+    if D == 3 {
+        // Axis `D - 1` is z here (written so, the plane's instance indexes no third axis).
+        let mz = (1u32 << table.shift[D - 1]) - 1;
+        let z = b[D - 1].wrapping_add(dz as u32) & mz;
+        base |= z << (table.shift[0] + table.shift[1]);
+    }
+    base
+}
+
+/// The offsets `dz` of the rows of a neighbourhood: `-1..=1` in space, `0` in the plane.
+#[inline(always)]
+fn layers<const D: usize>() -> std::ops::RangeInclusive<i32> {
+    if D == 3 { -1..=1 } else { 0..=0 }
 }
 
 /// All 27 buckets around bucket coordinates `b` (including `b`), as position ranges of a
-/// counting sort with bucket starts `starts`.
+/// counting sort with bucket starts `starts` (in the plane, the 9 around `b`).
 #[inline]
-pub(crate) fn full_neighbourhood(starts: &[u32], table: &CellTable, b: [u32; 3]) -> Ranges {
+pub(crate) fn full_neighbourhood<const D: usize>(
+    starts: &[u32],
+    table: &CellTable<D>,
+    b: [u32; D],
+) -> Ranges {
     let mut ranges = Ranges::default();
-    for dz in -1..=1 {
+    for dz in layers::<D>() {
         for dy in -1..=1 {
-            push_row(
-                starts,
-                &mut ranges,
-                table,
-                b[0],
-                row_base(table, b[1], b[2], dy, dz),
-            );
+            push_row(starts, &mut ranges, table, b[0], row_base(table, b, dy, dz));
         }
     }
     ranges
@@ -484,7 +500,7 @@ pub(crate) fn run_neighbourhood(
     let mut ranges = Ranges::default();
     for dz in -1..=1 {
         for dy in -1..=1 {
-            let row = row_base(table, b[1], b[2], dy, dz);
+            let row = row_base(table, b, dy, dz);
             ranges.push(
                 starts[(row + b[0] - 1) as usize],
                 starts[(row + b[0] + width + 1) as usize],
@@ -498,13 +514,14 @@ pub(crate) fn run_neighbourhood(
 /// `x + 1` bucket of its own row, then the rows `(dy, dz)` in `(+1, 0)`, `(-1..=1, +1)`.
 /// With the backward 13 being some other bucket's forward ones, every pair of distinct
 /// buckets is visited exactly once (the table has at least 4 buckets per axis, so the 26
-/// offsets stay distinct under wrap-around).
+/// offsets stay distinct under wrap-around). In the plane: the `x + 1` bucket and the row
+/// `dy = +1`, the 4 forward of the 8 neighbours.
 #[inline]
-pub(crate) fn forward_neighbourhood(
+pub(crate) fn forward_neighbourhood<const D: usize>(
     starts: &[u32],
-    table: &CellTable,
+    table: &CellTable<D>,
     b: u32,
-    bc: [u32; 3],
+    bc: [u32; D],
 ) -> Ranges {
     let mut ranges = Ranges::default();
     let mx = (1u32 << table.shift[0]) - 1;
@@ -515,25 +532,34 @@ pub(crate) fn forward_neighbourhood(
 }
 
 /// The 12 forward neighbours of bucket coordinates `bc` outside its own row: the rows
-/// `(dy, dz)` in `(+1, 0)`, `(-1..=1, +1)`, 3 buckets each, as position ranges.
+/// `(dy, dz)` in `(+1, 0)`, `(-1..=1, +1)`, 3 buckets each, as position ranges (in the
+/// plane, the 3 of the row `dy = +1`).
 #[inline]
-pub(crate) fn forward_rows(starts: &[u32], table: &CellTable, bc: [u32; 3]) -> Ranges {
+pub(crate) fn forward_rows<const D: usize>(
+    starts: &[u32],
+    table: &CellTable<D>,
+    bc: [u32; D],
+) -> Ranges {
     let mut ranges = Ranges::default();
     push_forward_rows(starts, &mut ranges, table, bc);
     ranges
 }
 
-/// Appends the 4 forward rows of bucket coordinates `bc`.
+/// Appends the forward rows of bucket coordinates `bc` (4 in space, 1 in the plane).
 #[inline(always)]
-fn push_forward_rows(starts: &[u32], ranges: &mut Ranges, table: &CellTable, bc: [u32; 3]) {
-    for (dy, dz) in [(1, 0), (-1, 1), (0, 1), (1, 1)] {
-        push_row(
-            starts,
-            ranges,
-            table,
-            bc[0],
-            row_base(table, bc[1], bc[2], dy, dz),
-        );
+fn push_forward_rows<const D: usize>(
+    starts: &[u32],
+    ranges: &mut Ranges,
+    table: &CellTable<D>,
+    bc: [u32; D],
+) {
+    // The rows `(dy, dz)` as constants in the loop, which the compiler unrolls.
+    if D == 3 {
+        for (dy, dz) in [(1, 0), (-1, 1), (0, 1), (1, 1)] {
+            push_row(starts, ranges, table, bc[0], row_base(table, bc, dy, dz));
+        }
+    } else {
+        push_row(starts, ranges, table, bc[0], row_base(table, bc, 1, 0));
     }
 }
 

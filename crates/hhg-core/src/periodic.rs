@@ -21,7 +21,7 @@ use crate::memory::{check_cap, try_reserve_total};
 use crate::pairs::PairList;
 use crate::parallel::{DisjointSlice, exclusive_scan};
 use crate::plane::Grid2;
-use crate::real::Real;
+use crate::real::{Real, distance_squared_in as distance_squared};
 
 /// An orthorhombic box `origin .. origin + lengths` of `D` axes (3 by default; 2 for the
 /// plane's rectangles), periodic along the axes where `periodic` is true (open along the
@@ -178,20 +178,6 @@ impl<T: Real, const D: usize> PeriodicBox<T, D> {
         }
         Ok(())
     }
-}
-
-/// The squared distance of `p` and `q`, summed from the first axis on:
-/// `(dx*dx + dy*dy) + dz*dz` in 3-D (as [`Real::distance_squared`] and the grid's kernels),
-/// `dx*dx + dy*dy` in the plane (as [`Grid2`]'s).
-#[inline]
-fn distance_squared<T: Real, const D: usize>(p: [T; D], q: [T; D]) -> T {
-    let d = q[0] - p[0];
-    let mut sum = d * d;
-    for a in 1..D {
-        let d = q[a] - p[a];
-        sum = sum + d * d;
-    }
-    sum
 }
 
 /// The first NaN or infinite coordinate of `points` as an error naming its point and axis.

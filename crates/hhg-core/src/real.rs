@@ -150,29 +150,24 @@ pub trait Real:
     /// Bit `k` of the result is set when box `k` of the 8 candidates (`min[axis][k]`,
     /// `max[axis][k]`) overlaps the box `lo..=hi`: closed intervals on every axis,
     /// `lo <= max && min <= hi` (SIMD path; NaN padding never overlaps).
-    fn overlap_mask(
-        lo: [Self; 3],
-        hi: [Self; 3],
-        min: [&[Self; 8]; 3],
-        max: [&[Self; 8]; 3],
+    fn overlap_mask<const D: usize>(
+        lo: [Self; D],
+        hi: [Self; D],
+        min: [&[Self; 8]; D],
+        max: [&[Self; 8]; D],
     ) -> u32;
 
     /// The scalar reference of [`Real::overlap_mask`]: one lane at a time, same comparisons.
     #[inline(always)]
-    fn overlap_mask_scalar(
-        lo: [Self; 3],
-        hi: [Self; 3],
-        min: [&[Self; 8]; 3],
-        max: [&[Self; 8]; 3],
+    fn overlap_mask_scalar<const D: usize>(
+        lo: [Self; D],
+        hi: [Self; D],
+        min: [&[Self; 8]; D],
+        max: [&[Self; 8]; D],
     ) -> u32 {
         let mut mask = 0;
         for k in 0..LANES {
-            if boxes_overlap(
-                lo,
-                hi,
-                [min[0][k], min[1][k], min[2][k]],
-                [max[0][k], max[1][k], max[2][k]],
-            ) {
+            if boxes_overlap(lo, hi, min.map(|c| c[k]), max.map(|c| c[k])) {
                 mask |= 1 << k;
             }
         }
@@ -182,26 +177,26 @@ pub trait Real:
     /// Bit `k` is set when particle `k` of the 8 candidates (positions `xyz`, radii
     /// `radii`) and the particle at `p` with radius `r` are neighbours by
     /// [`sphere_pair_within`] (SIMD path; NaN padding never passes).
-    fn sphere_mask(
-        p: [Self; 3],
+    fn sphere_mask<const D: usize>(
+        p: [Self; D],
         r: Self,
-        xyz: [&[Self; 8]; 3],
+        xyz: [&[Self; 8]; D],
         radii: &[Self; 8],
         mean: bool,
     ) -> u32;
 
     /// The scalar reference of [`Real::sphere_mask`].
     #[inline(always)]
-    fn sphere_mask_scalar(
-        p: [Self; 3],
+    fn sphere_mask_scalar<const D: usize>(
+        p: [Self; D],
         r: Self,
-        xyz: [&[Self; 8]; 3],
+        xyz: [&[Self; 8]; D],
         radii: &[Self; 8],
         mean: bool,
     ) -> u32 {
         let mut mask = 0;
         for k in 0..LANES {
-            if sphere_pair_within(p, r, [xyz[0][k], xyz[1][k], xyz[2][k]], radii[k], mean) {
+            if sphere_pair_within(p, r, xyz.map(|c| c[k]), radii[k], mean) {
                 mask |= 1 << k;
             }
         }
@@ -222,19 +217,44 @@ pub trait Real:
 /// [`Real::distance_squared`] and `s = max(ri, rj)` (or `(ri + rj) / 2` when `mean`),
 /// evaluated in `T` in exactly this way on every path.
 #[inline(always)]
-pub fn sphere_pair_within<T: Real>(p: [T; 3], rp: T, q: [T; 3], rq: T, mean: bool) -> bool {
+pub fn sphere_pair_within<T: Real, const D: usize>(
+    p: [T; D],
+    rp: T,
+    q: [T; D],
+    rq: T,
+    mean: bool,
+) -> bool {
     let s = if mean {
         (rp + rq).half()
     } else {
         rp.max_of(rq)
     };
-    T::distance_squared(p, q) <= s * s
+    distance_squared_in(p, q) <= s * s
+}
+
+/// The squared distance of `p` and `q`, summed from the first axis on:
+/// `(dx*dx + dy*dy) + dz*dz` in 3-D (as [`Real::distance_squared`] and the grid's kernels),
+/// `dx*dx + dy*dy` in the plane (as [`Real::plane_distance_squared`]).
+#[inline(always)]
+pub(crate) fn distance_squared_in<T: Real, const D: usize>(p: [T; D], q: [T; D]) -> T {
+    let d = q[0] - p[0];
+    let mut sum = d * d;
+    for a in 1..D {
+        let d = q[a] - p[a];
+        sum = sum + d * d;
+    }
+    sum
 }
 
 /// The overlap predicate of two closed boxes: `a_lo <= b_hi && b_lo <= a_hi` on every axis.
 #[inline(always)]
-pub fn boxes_overlap<T: Real>(a_lo: [T; 3], a_hi: [T; 3], b_lo: [T; 3], b_hi: [T; 3]) -> bool {
-    (0..3).all(|axis| a_lo[axis] <= b_hi[axis] && b_lo[axis] <= a_hi[axis])
+pub fn boxes_overlap<T: Real, const D: usize>(
+    a_lo: [T; D],
+    a_hi: [T; D],
+    b_lo: [T; D],
+    b_hi: [T; D],
+) -> bool {
+    (0..D).all(|axis| a_lo[axis] <= b_hi[axis] && b_lo[axis] <= a_hi[axis])
 }
 
 impl Real for f32 {
@@ -324,17 +344,19 @@ impl Real for f32 {
     }
 
     #[inline(always)]
-    fn sphere_mask(
-        p: [Self; 3],
+    fn sphere_mask<const D: usize>(
+        p: [Self; D],
         r: Self,
-        xyz: [&[Self; 8]; 3],
+        xyz: [&[Self; 8]; D],
         radii: &[Self; 8],
         mean: bool,
     ) -> u32 {
-        let dx = f32x8::from(*xyz[0]) - f32x8::splat(p[0]);
-        let dy = f32x8::from(*xyz[1]) - f32x8::splat(p[1]);
-        let dz = f32x8::from(*xyz[2]) - f32x8::splat(p[2]);
-        let d2 = (dx * dx + dy * dy) + dz * dz;
+        // Summed from the first axis on, as `distance_squared_in`.
+        let delta = |a: usize| f32x8::from(*xyz[a]) - f32x8::splat(p[a]);
+        let mut d2 = delta(0) * delta(0);
+        for a in 1..D {
+            d2 += delta(a) * delta(a);
+        }
         let radii = f32x8::from(*radii);
         let rp = f32x8::splat(r);
         // Like `max_of`: the candidate's radius only where it is strictly larger.
@@ -352,17 +374,21 @@ impl Real for f32 {
     }
 
     #[inline(always)]
-    fn overlap_mask(
-        lo: [Self; 3],
-        hi: [Self; 3],
-        min: [&[Self; 8]; 3],
-        max: [&[Self; 8]; 3],
+    fn overlap_mask<const D: usize>(
+        lo: [Self; D],
+        hi: [Self; D],
+        min: [&[Self; 8]; D],
+        max: [&[Self; 8]; D],
     ) -> u32 {
         let axis = |a: usize| {
             f32x8::splat(lo[a]).simd_le(f32x8::from(*max[a]))
                 & f32x8::from(*min[a]).simd_le(f32x8::splat(hi[a]))
         };
-        (axis(0) & axis(1) & axis(2)).to_bitmask()
+        let mut mask = axis(0);
+        for a in 1..D {
+            mask &= axis(a);
+        }
+        mask.to_bitmask()
     }
 }
 
@@ -492,10 +518,10 @@ impl Real for f64 {
     }
 
     #[inline(always)]
-    fn sphere_mask(
-        p: [Self; 3],
+    fn sphere_mask<const D: usize>(
+        p: [Self; D],
         r: Self,
-        xyz: [&[Self; 8]; 3],
+        xyz: [&[Self; 8]; D],
         radii: &[Self; 8],
         mean: bool,
     ) -> u32 {
@@ -503,10 +529,12 @@ impl Real for f64 {
             f64x4::new([c[4 * h], c[4 * h + 1], c[4 * h + 2], c[4 * h + 3]])
         };
         let half = |h: usize| {
-            let dx = quad(xyz[0], h) - f64x4::splat(p[0]);
-            let dy = quad(xyz[1], h) - f64x4::splat(p[1]);
-            let dz = quad(xyz[2], h) - f64x4::splat(p[2]);
-            let d2 = (dx * dx + dy * dy) + dz * dz;
+            // Summed from the first axis on, as `distance_squared_in`.
+            let delta = |a: usize| quad(xyz[a], h) - f64x4::splat(p[a]);
+            let mut d2 = delta(0) * delta(0);
+            for a in 1..D {
+                d2 += delta(a) * delta(a);
+            }
             let radii = quad(radii, h);
             let rp = f64x4::splat(r);
             let s = if mean {
@@ -525,11 +553,11 @@ impl Real for f64 {
     }
 
     #[inline(always)]
-    fn overlap_mask(
-        lo: [Self; 3],
-        hi: [Self; 3],
-        min: [&[Self; 8]; 3],
-        max: [&[Self; 8]; 3],
+    fn overlap_mask<const D: usize>(
+        lo: [Self; D],
+        hi: [Self; D],
+        min: [&[Self; 8]; D],
+        max: [&[Self; 8]; D],
     ) -> u32 {
         let quad = |c: &[f64; 8], h: usize| {
             f64x4::new([c[4 * h], c[4 * h + 1], c[4 * h + 2], c[4 * h + 3]])
@@ -539,7 +567,11 @@ impl Real for f64 {
                 f64x4::splat(lo[a]).simd_le(quad(max[a], h))
                     & quad(min[a], h).simd_le(f64x4::splat(hi[a]))
             };
-            (axis(0) & axis(1) & axis(2)).to_bitmask()
+            let mut mask = axis(0);
+            for a in 1..D {
+                mask &= axis(a);
+            }
+            mask.to_bitmask()
         };
         half(0) | (half(1) << 4)
     }

@@ -1,18 +1,19 @@
-//! Persistent scenes against brute force: inserts, removals, moves, rotations (resizes) and
-//! static objects interleaved with detection, for every update strategy and thread count.
+//! Persistent scenes in space and in the plane against brute force: inserts, removals,
+//! moves, rotations (resizes) and static objects interleaved with detection, for every update
+//! strategy and thread count.
 
 use hhg_core::Error;
 use hhg_core::broad::{
     Aabb, BroadPhaseConfig, Filter, Handle, Motion, Scene, UpdateReport, UpdateStrategy,
 };
-use hhg_testkit::{SplitMix64, TestReal, for_both_precisions, in_pool};
+use hhg_testkit::{SplitMix64, TestReal, in_pool, in_space_and_plane};
 
 /// The scene as the test sees it: every live object with its box, motion and filter.
-struct Mirror<T> {
-    objects: Vec<(Handle, Aabb<T>, Motion, Filter)>,
+struct Mirror<T, const D: usize> {
+    objects: Vec<(Handle, Aabb<T, D>, Motion, Filter)>,
 }
 
-impl<T: TestReal> Mirror<T> {
+impl<T: TestReal, const D: usize> Mirror<T, D> {
     fn expected_pairs(&self) -> Vec<[Handle; 2]> {
         let mut pairs = Vec::new();
         for (i, a) in self.objects.iter().enumerate() {
@@ -35,41 +36,55 @@ impl<T: TestReal> Mirror<T> {
     }
 }
 
-fn random_box<T: TestReal>(rng: &mut SplitMix64, extent: f64) -> Aabb<T> {
+/// The extent of a scene of `D` axes with about as many overlaps per box as one of extent
+/// `space` in 3-D (its boxes' edges about `edge`).
+fn extent_in<const D: usize>(space: f64, edge: f64) -> f64 {
+    if D == 3 {
+        space
+    } else {
+        (space * space * space / edge).sqrt()
+    }
+}
+
+fn random_box<T: TestReal, const D: usize>(rng: &mut SplitMix64, extent: f64) -> Aabb<T, D> {
     let size = rng.range(0.2, 2.4);
-    let min: [f64; 3] = std::array::from_fn(|_| rng.range(0.0, extent));
-    let max: [f64; 3] = std::array::from_fn(|a| min[a] + size * rng.range(0.5, 1.0));
+    let min: [f64; D] = std::array::from_fn(|_| rng.range(0.0, extent));
+    let max: [f64; D] = std::array::from_fn(|a| min[a] + size * rng.range(0.5, 1.0));
     Aabb::new(min.map(T::from_f64), max.map(T::from_f64))
 }
 
-fn moved<T: TestReal>(rng: &mut SplitMix64, aabb: &Aabb<T>, step: f64) -> Aabb<T> {
-    let d: [f64; 3] = std::array::from_fn(|_| rng.range(-step, step));
+fn moved<T: TestReal, const D: usize>(
+    rng: &mut SplitMix64,
+    aabb: &Aabb<T, D>,
+    step: f64,
+) -> Aabb<T, D> {
+    let d: [f64; D] = std::array::from_fn(|_| rng.range(-step, step));
     let grow = if rng.below(10) == 0 {
         rng.range(0.5, 2.0)
     } else {
         1.0
     };
-    let min: [f64; 3] = std::array::from_fn(|a| aabb.min[a].to_f64() + d[a]);
-    let max: [f64; 3] =
+    let min: [f64; D] = std::array::from_fn(|a| aabb.min[a].to_f64() + d[a]);
+    let max: [f64; D] =
         std::array::from_fn(|a| min[a] + (aabb.max[a].to_f64() - aabb.min[a].to_f64()) * grow);
     Aabb::new(min.map(T::from_f64), max.map(T::from_f64))
 }
 
-fn run_scene<T: TestReal>(
+fn run_scene<T: TestReal, const D: usize>(
     strategy: UpdateStrategy,
     threads: usize,
     seed: u64,
 ) -> Vec<UpdateReport> {
     let mut rng = SplitMix64::new(seed);
-    let extent = 22.0;
+    let extent = extent_in::<D>(22.0, 1.0);
     let config = BroadPhaseConfig {
         all_pairs_below: 0,
         ..BroadPhaseConfig::default()
     };
-    let mut scene = Scene::<T>::new();
+    let mut scene = Scene::<T, D>::new();
     scene.set_config(config).unwrap();
     scene.set_strategy(strategy);
-    let mut mirror = Mirror::<T> {
+    let mut mirror = Mirror::<T, D> {
         objects: Vec::new(),
     };
     let filter = |rng: &mut SplitMix64| {
@@ -88,7 +103,7 @@ fn run_scene<T: TestReal>(
         } else {
             Motion::Dynamic
         };
-        let aabb = random_box::<T>(&mut rng, extent);
+        let aabb = random_box::<T, D>(&mut rng, extent);
         let f = filter(&mut rng);
         let h = scene.insert(aabb, motion, f).unwrap();
         mirror.objects.push((h, aabb, motion, f));
@@ -97,7 +112,10 @@ fn run_scene<T: TestReal>(
     let mut reports = Vec::new();
     let (mut created, mut lost) = (Vec::new(), Vec::new());
     for step in 0..14 {
-        let what = format!("{} {strategy:?} {threads} threads, step {step}", T::NAME);
+        let what = format!(
+            "{} {D}-D {strategy:?} {threads} threads, step {step}",
+            T::NAME
+        );
         // Small moves for most, a few jumps, resizes, inserts, removals; statics now and then.
         let fraction = [0.02, 0.1, 0.5, 1.0][step % 4];
         for k in 0..mirror.objects.len() {
@@ -109,7 +127,7 @@ fn run_scene<T: TestReal>(
                 continue;
             }
             let next = if rng.below(30) == 0 {
-                random_box::<T>(&mut rng, extent)
+                random_box::<T, D>(&mut rng, extent)
             } else {
                 moved(&mut rng, &aabb, 0.3)
             };
@@ -129,7 +147,7 @@ fn run_scene<T: TestReal>(
             } else {
                 Motion::Dynamic
             };
-            let aabb = random_box::<T>(&mut rng, extent);
+            let aabb = random_box::<T, D>(&mut rng, extent);
             let f = filter(&mut rng);
             let h = scene.insert(aabb, motion, f).unwrap();
             mirror.objects.push((h, aabb, motion, f));
@@ -162,7 +180,7 @@ fn run_scene<T: TestReal>(
         // Queries see the state of the last update.
         let mut got = Vec::new();
         for _ in 0..5 {
-            let q = random_box::<T>(&mut rng, extent);
+            let q = random_box::<T, D>(&mut rng, extent);
             scene.query_aabb(&q, &mut got).unwrap();
             let mut want: Vec<Handle> = mirror
                 .objects
@@ -177,7 +195,7 @@ fn run_scene<T: TestReal>(
     reports
 }
 
-fn strategies<T: TestReal>() {
+fn strategies_in<T: TestReal, const D: usize>() {
     for (k, strategy) in [
         UpdateStrategy::Auto,
         UpdateStrategy::Rebuild,
@@ -187,7 +205,7 @@ fn strategies<T: TestReal>() {
     .enumerate()
     {
         for threads in [1, 16] {
-            let reports = run_scene::<T>(strategy, threads, 40 + k as u64);
+            let reports = run_scene::<T, D>(strategy, threads, 40 + k as u64);
             let patched: usize = reports.iter().map(|r| r.patched).sum();
             let moved: usize = reports.iter().map(|r| r.moved).sum();
             let rebuilt = reports.iter().filter(|r| r.rebuilt).count();
@@ -212,9 +230,9 @@ fn strategies<T: TestReal>() {
     }
 }
 
-fn statics_are_built_once<T: TestReal>() {
+fn statics_are_built_once_in<T: TestReal, const D: usize>() {
     let mut rng = SplitMix64::new(9);
-    let mut scene = Scene::<T>::new();
+    let mut scene = Scene::<T, D>::new();
     let mut handles = Vec::new();
     for k in 0..600 {
         let motion = if k % 2 == 0 {
@@ -224,7 +242,11 @@ fn statics_are_built_once<T: TestReal>() {
         };
         handles.push((
             scene
-                .insert(random_box::<T>(&mut rng, 15.0), motion, Filter::ALL)
+                .insert(
+                    random_box::<T, D>(&mut rng, extent_in::<D>(15.0, 1.0)),
+                    motion,
+                    Filter::ALL,
+                )
                 .unwrap(),
             motion,
         ));
@@ -250,11 +272,11 @@ fn statics_are_built_once<T: TestReal>() {
     }));
 }
 
-fn bad_input<T: TestReal>() {
-    let mut scene = Scene::<T>::new();
-    let good = Aabb::new([T::from_f64(0.0); 3], [T::from_f64(1.0); 3]);
+fn bad_input_in<T: TestReal, const D: usize>() {
+    let mut scene = Scene::<T, D>::new();
+    let good = Aabb::new([T::from_f64(0.0); D], [T::from_f64(1.0); D]);
     let h = scene.insert(good, Motion::Dynamic, Filter::ALL).unwrap();
-    let bad = Aabb::new([T::from_f64(2.0); 3], [T::from_f64(1.0); 3]);
+    let bad = Aabb::new([T::from_f64(2.0); D], [T::from_f64(1.0); D]);
     assert!(matches!(
         scene.insert(bad, Motion::Dynamic, Filter::ALL),
         Err(Error::InvalidBox { .. })
@@ -275,14 +297,14 @@ fn bad_input<T: TestReal>() {
 }
 
 /// Queries between updates never report a removed object, even when its slot was reused.
-fn queries_skip_objects_removed_since_the_update<T: TestReal>() {
+fn queries_skip_objects_removed_since_the_update_in<T: TestReal, const D: usize>() {
     let unit = |x: f64| {
-        Aabb::new(
-            [T::from_f64(x), T::from_f64(0.0), T::from_f64(0.0)],
-            [T::from_f64(x + 1.0), T::from_f64(1.0), T::from_f64(1.0)],
+        Aabb::<T, D>::new(
+            std::array::from_fn(|a| T::from_f64(if a == 0 { x } else { 0.0 })),
+            std::array::from_fn(|a| T::from_f64(if a == 0 { x } else { 0.0 } + 1.0)),
         )
     };
-    let mut scene = Scene::<T>::new();
+    let mut scene = Scene::<T, D>::new();
     let wall = scene
         .insert(unit(0.0), Motion::Static, Filter::ALL)
         .unwrap();
@@ -315,17 +337,21 @@ fn queries_skip_objects_removed_since_the_update<T: TestReal>() {
     assert_eq!(found, vec![far_static]);
 }
 
-/// A box for [`levels_of_both_hierarchies_interleave`]: edges log-uniform over 100x, so
+/// A box for [`levels_of_both_hierarchies_interleave_in`]: edges log-uniform over 100x, so
 /// that the levels of the dynamic and of the static hierarchy interleave; half of them on a
 /// lattice of quarter units (touching faces, corners on cell borders); a few huge ones and
 /// infinite slabs.
-fn mixed_box<T: TestReal>(rng: &mut SplitMix64, origin: f64, extent: f64) -> Aabb<T> {
+fn mixed_box<T: TestReal, const D: usize>(
+    rng: &mut SplitMix64,
+    origin: f64,
+    extent: f64,
+) -> Aabb<T, D> {
     match rng.below(400) {
         0 | 1 => {
-            let min: [f64; 3] = std::array::from_fn(|_| origin + rng.range(0.0, extent));
+            let min: [f64; D] = std::array::from_fn(|_| origin + rng.range(0.0, extent));
             let mut max = min.map(|v| v + 0.4 * extent);
             if rng.below(2) == 0 {
-                max[rng.below(3)] = f64::INFINITY;
+                max[rng.below(D)] = f64::INFINITY;
             }
             return Aabb::new(min.map(T::from_f64), max.map(T::from_f64));
         }
@@ -336,11 +362,11 @@ fn mixed_box<T: TestReal>(rng: &mut SplitMix64, origin: f64, extent: f64) -> Aab
         let e = 0.05 * 100f64.powf(rng.uniform());
         if lattice { (e * 4.0).ceil() / 4.0 } else { e }
     };
-    let min: [f64; 3] = std::array::from_fn(|_| {
+    let min: [f64; D] = std::array::from_fn(|_| {
         let v = rng.range(0.0, extent);
         origin + if lattice { (v * 4.0).floor() / 4.0 } else { v }
     });
-    let max: [f64; 3] = std::array::from_fn(|a| min[a] + edge(rng));
+    let max: [f64; D] = std::array::from_fn(|a| min[a] + edge(rng));
     Aabb::new(min.map(T::from_f64), max.map(T::from_f64))
 }
 
@@ -349,7 +375,7 @@ fn mixed_box<T: TestReal>(rng: &mut SplitMix64, origin: f64, extent: f64) -> Aab
 /// infinite boxes, negative coordinates, either side small enough for an all-pairs build or
 /// empty, objects moving with the side list in use; the pairs equal brute force's, and 1 and
 /// 16 threads report them in the same order.
-fn levels_of_both_hierarchies_interleave<T: TestReal>() {
+fn levels_of_both_hierarchies_interleave_in<T: TestReal, const D: usize>() {
     let cases = [
         (2500, 2500, UpdateStrategy::Auto),
         (2500, 2500, UpdateStrategy::Incremental),
@@ -360,10 +386,10 @@ fn levels_of_both_hierarchies_interleave<T: TestReal>() {
     ];
     for (case, &(dynamics, statics, strategy)) in cases.iter().enumerate() {
         let mut rng = SplitMix64::new(900 + case as u64);
-        let (origin, extent) = (-731.3, 40.0);
-        let mut scene = Scene::<T>::new();
+        let (origin, extent) = (-731.3, extent_in::<D>(40.0, 1.0));
+        let mut scene = Scene::<T, D>::new();
         scene.set_strategy(strategy);
-        let mut mirror = Mirror::<T> {
+        let mut mirror = Mirror::<T, D> {
             objects: Vec::new(),
         };
         for k in 0..dynamics + statics {
@@ -372,12 +398,12 @@ fn levels_of_both_hierarchies_interleave<T: TestReal>() {
             } else {
                 Motion::Static
             };
-            let aabb = mixed_box::<T>(&mut rng, origin, extent);
+            let aabb = mixed_box::<T, D>(&mut rng, origin, extent);
             let h = scene.insert(aabb, motion, Filter::ALL).unwrap();
             mirror.objects.push((h, aabb, motion, Filter::ALL));
         }
         for step in 0..4 {
-            let what = format!("{} case {case} ({strategy:?}), step {step}", T::NAME);
+            let what = format!("{} {D}-D case {case} ({strategy:?}), step {step}", T::NAME);
             if step > 0 {
                 // A few objects move within their cell, some leave it, one in fifty jumps.
                 for k in 0..dynamics {
@@ -386,7 +412,7 @@ fn levels_of_both_hierarchies_interleave<T: TestReal>() {
                     }
                     let (h, aabb, ..) = mirror.objects[k];
                     let next = if rng.below(50) == 0 {
-                        mixed_box::<T>(&mut rng, origin, extent)
+                        mixed_box::<T, D>(&mut rng, origin, extent)
                     } else {
                         moved(&mut rng, &aabb, 0.2)
                     };
@@ -411,27 +437,31 @@ fn levels_of_both_hierarchies_interleave<T: TestReal>() {
     }
 }
 
-for_both_precisions!(
-    strategies,
-    statics_are_built_once,
-    bad_input,
-    queries_skip_objects_removed_since_the_update,
-    levels_of_both_hierarchies_interleave
+in_space_and_plane!(
+    strategies_in => strategies, strategies_2d;
+    statics_are_built_once_in => statics_are_built_once, statics_are_built_once_2d;
+    bad_input_in => bad_input, bad_input_2d;
+    queries_skip_objects_removed_since_the_update_in =>
+        queries_skip_objects_removed_since_the_update,
+        queries_skip_objects_removed_since_the_update_2d;
+    levels_of_both_hierarchies_interleave_in =>
+        levels_of_both_hierarchies_interleave,
+        levels_of_both_hierarchies_interleave_2d;
 );
 
 /// A scene's size, the box of each handle (`None` when stale), and what each probe found.
-type Observed<T> = (usize, Vec<Option<Aabb<T>>>, Vec<Vec<Handle>>);
+type Observed<T, const D: usize> = (usize, Vec<Option<Aabb<T, D>>>, Vec<Vec<Handle>>);
 
 /// What a caller can see of a scene without changing it: its size, the box of every handle
 /// (or that the handle is stale), and what queries around every object and over everything
 /// find.
-fn observe<T: TestReal>(scene: &Scene<T>, handles: &[Handle]) -> Observed<T> {
+fn observe<T: TestReal, const D: usize>(scene: &Scene<T, D>, handles: &[Handle]) -> Observed<T, D> {
     let big = if T::NAME == "f32" { 3e38 } else { 1e308 };
-    let mut probes = vec![Aabb::new([T::from_f64(-big); 3], [T::from_f64(big); 3])];
+    let mut probes = vec![Aabb::new([T::from_f64(-big); D], [T::from_f64(big); D])];
     probes.extend(handles.iter().filter_map(|&h| scene.aabb(h).ok()));
     for x in [0.0, 0.5, 10.0, 10.5] {
         let at = |v: f64| T::from_f64(v);
-        probes.push(Aabb::new([at(x), at(x), at(x)], [at(x + 0.2); 3]));
+        probes.push(Aabb::new([at(x); D], [at(x + 0.2); D]));
     }
     let found = probes
         .iter()
@@ -452,28 +482,30 @@ fn observe<T: TestReal>(scene: &Scene<T>, handles: &[Handle]) -> Observed<T> {
 /// the last successful detection. Dynamic boxes (under each strategy) and static boxes.
 ///
 /// In `f64` only: `f32` boxes always span a finite `f64` range, which the hierarchy numbers.
-#[test]
-fn a_failed_update_changes_nothing() {
+fn a_failed_update_changes_nothing_in<const D: usize>() {
     type T = f64;
     let big = 1e308;
-    let cube = |x: f64, edge: f64| Aabb::new([(x); 3], [(x + edge), (x + edge), (x + edge)]);
-    let far = |x: f64, y: f64| Aabb::new([(x), (y), (y)], [(x), (y + 1.0), (y + 1.0)]);
+    let cube = |x: f64, edge: f64| Aabb::<T, D>::new([x; D], [x + edge; D]);
+    let far = |x: f64, y: f64| {
+        let at = |v: f64| -> [f64; D] { std::array::from_fn(|a| if a == 0 { x } else { v }) };
+        Aabb::<T, D>::new(at(y), at(y + 1.0))
+    };
     for strategy in [
         UpdateStrategy::Auto,
         UpdateStrategy::Rebuild,
         UpdateStrategy::Incremental,
     ] {
         for statics in [false, true] {
-            let what = format!("{} {strategy:?}, bad statics {statics}", T::NAME);
+            let what = format!("{} {D}-D {strategy:?}, bad statics {statics}", T::NAME);
             // Levels rather than all pairs, so that boxes moved far cannot be patched in place.
             let config = BroadPhaseConfig {
                 all_pairs_below: 0,
                 ..BroadPhaseConfig::default()
             };
-            let mut scene = Scene::<T>::new();
+            let mut scene = Scene::<T, D>::new();
             scene.set_config(config).unwrap();
             scene.set_strategy(strategy);
-            let dynamic = |scene: &mut Scene<T>, aabb| {
+            let dynamic = |scene: &mut Scene<T, D>, aabb| {
                 scene.insert(aabb, Motion::Dynamic, Filter::ALL).unwrap()
             };
             let a = dynamic(&mut scene, cube(0.0, 1.0));
@@ -549,17 +581,26 @@ fn a_failed_update_changes_nothing() {
     }
 }
 
+#[test]
+fn a_failed_update_changes_nothing() {
+    a_failed_update_changes_nothing_in::<3>();
+}
+
+#[test]
+fn a_failed_update_changes_nothing_2d() {
+    a_failed_update_changes_nothing_in::<2>();
+}
+
 /// New settings on a scene that holds objects: the next detection rebuilds with them and
 /// finds the same pairs; a refused setting leaves the scene and its settings as they were.
-#[test]
-fn new_settings_rebuild_the_scene() {
+fn new_settings_rebuild_the_scene_in<const D: usize>() {
     let mut rng = SplitMix64::new(77);
-    let mut scene = Scene::<f64>::new();
-    let mut mirror = Mirror::<f64> {
+    let mut scene = Scene::<f64, D>::new();
+    let mut mirror = Mirror::<f64, D> {
         objects: Vec::new(),
     };
     for k in 0..600 {
-        let aabb = random_box::<f64>(&mut rng, 20.0);
+        let aabb = random_box::<f64, D>(&mut rng, extent_in::<D>(20.0, 1.0));
         let motion = if k % 5 == 0 {
             Motion::Static
         } else {
@@ -602,4 +643,14 @@ fn new_settings_rebuild_the_scene() {
     scene.detect(&mut found).unwrap();
     found.sort_unstable();
     assert_eq!(found, expected, "after a refused setting");
+}
+
+#[test]
+fn new_settings_rebuild_the_scene() {
+    new_settings_rebuild_the_scene_in::<3>();
+}
+
+#[test]
+fn new_settings_rebuild_the_scene_2d() {
+    new_settings_rebuild_the_scene_in::<2>();
 }

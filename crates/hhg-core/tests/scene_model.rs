@@ -9,6 +9,8 @@
 //! previous successful call; a query sees the structures of the last successful update; a
 //! stale handle is refused with `Error::StaleHandle`; and a failed call changes nothing.
 //!
+//! The same runs in the plane (`operations_2d`): the drawn boxes keep their first two axes.
+//!
 //! 1024 sequences of up to 99 operations each (`operations`), under every `UpdateStrategy`
 //! and with the hierarchy built for small scenes too, each run in a pool of 1 thread and in
 //! one of 3, whose reports (pairs in their order included) must be identical; about 1.5 s in
@@ -42,40 +44,41 @@ enum BoxGen {
 }
 
 impl BoxGen {
-    fn aabb(self) -> Aabb<f64> {
+    /// The box of `D` axes (the first `D` of those drawn; an axis drawn past them wraps).
+    fn aabb<const D: usize>(self) -> Aabb<f64, D> {
         match self {
             BoxGen::Good(corner, size) => {
-                let min = corner.map(|c| f64::from(c) / 4.0);
+                let min: [f64; D] = std::array::from_fn(|a| f64::from(corner[a]) / 4.0);
                 Aabb::new(min, std::array::from_fn(|a| min[a] + size[a]))
             }
             BoxGen::Infinite(corner, axis, up) => {
-                let mut aabb = BoxGen::Good(corner, [0.5; 3]).aabb();
+                let mut aabb = BoxGen::Good(corner, [0.5; 3]).aabb::<D>();
                 if up {
-                    aabb.max[axis] = f64::INFINITY;
+                    aabb.max[axis % D] = f64::INFINITY;
                 } else {
-                    aabb.min[axis] = f64::NEG_INFINITY;
+                    aabb.min[axis % D] = f64::NEG_INFINITY;
                 }
                 aabb
             }
             BoxGen::Nan(axis) => {
-                let mut aabb = Aabb::new([0.0; 3], [1.0; 3]);
-                aabb.max[axis] = f64::NAN;
+                let mut aabb = Aabb::new([0.0; D], [1.0; D]);
+                aabb.max[axis % D] = f64::NAN;
                 aabb
             }
             BoxGen::Inverted(axis) => {
-                let mut aabb = Aabb::new([0.0; 3], [1.0; 3]);
-                aabb.min[axis] = 2.0;
+                let mut aabb = Aabb::new([0.0; D], [1.0; D]);
+                aabb.min[axis % D] = 2.0;
                 aabb
             }
             BoxGen::Far(axis, up) => {
-                let mut p = [0.0; 3];
-                p[axis] = if up { 1e308 } else { -1e308 };
+                let mut p = [0.0; D];
+                p[axis % D] = if up { 1e308 } else { -1e308 };
                 Aabb::new(p, p)
             }
             BoxGen::Wide(axis) => {
-                let mut aabb = Aabb::new([0.0; 3], [1.0; 3]);
-                aabb.min[axis] = -1e308;
-                aabb.max[axis] = 1e308;
+                let mut aabb = Aabb::new([0.0; D], [1.0; D]);
+                aabb.min[axis % D] = -1e308;
+                aabb.max[axis % D] = 1e308;
                 aabb
             }
         }
@@ -185,28 +188,28 @@ fn op() -> impl Strategy<Value = Op> {
 
 /// What the model knows of a live object.
 #[derive(Clone, Copy, Debug)]
-struct Object {
-    aabb: Aabb<f64>,
+struct Object<const D: usize> {
+    aabb: Aabb<f64, D>,
     motion: Motion,
     filter: Filter,
 }
 
 /// The naive model of a scene.
 #[derive(Debug, Default)]
-struct Model {
-    live: BTreeMap<Handle, Object>,
+struct Model<const D: usize> {
+    live: BTreeMap<Handle, Object<D>>,
     /// Every handle removed.
     stale: Vec<Handle>,
     /// The boxes of the live objects at the last successful update.
-    updated: BTreeMap<Handle, Aabb<f64>>,
+    updated: BTreeMap<Handle, Aabb<f64, D>>,
     /// The pairs of the last successful `detect_changes`.
     previous: BTreeSet<[Handle; 2]>,
 }
 
 /// Whether `Scene::insert` and `Scene::set_aabb` accept the box: no NaN, `min <= max`, no
 /// `+inf` minimum and no `-inf` maximum.
-fn valid(aabb: &Aabb<f64>) -> bool {
-    (0..3).all(|a| {
+fn valid<const D: usize>(aabb: &Aabb<f64, D>) -> bool {
+    (0..D).all(|a| {
         let (min, max) = (aabb.min[a], aabb.max[a]);
         !min.is_nan()
             && !max.is_nan()
@@ -218,23 +221,23 @@ fn valid(aabb: &Aabb<f64>) -> bool {
 
 /// Whether the finite ones of `boxes` span more than `f64` holds along an axis (a build
 /// over them fails with `CoordinateOutOfRange`).
-fn overflows<'a>(boxes: impl Iterator<Item = &'a Aabb<f64>>) -> bool {
-    let mut lo = [f64::INFINITY; 3];
-    let mut hi = [f64::NEG_INFINITY; 3];
+fn overflows<'a, const D: usize>(boxes: impl Iterator<Item = &'a Aabb<f64, D>>) -> bool {
+    let mut lo = [f64::INFINITY; D];
+    let mut hi = [f64::NEG_INFINITY; D];
     let mut any = false;
     for b in boxes {
         if b.min.iter().chain(&b.max).all(|v| v.is_finite()) {
             any = true;
-            for a in 0..3 {
+            for a in 0..D {
                 lo[a] = lo[a].min(b.min[a]);
                 hi[a] = hi[a].max(b.max[a]);
             }
         }
     }
-    any && (0..3).any(|a| !(hi[a] - lo[a]).is_finite())
+    any && (0..D).any(|a| !(hi[a] - lo[a]).is_finite())
 }
 
-impl Model {
+impl<const D: usize> Model<D> {
     fn pick(&self, index: Index) -> Option<Handle> {
         (!self.live.is_empty())
             .then(|| *self.live.keys().nth(index.index(self.live.len())).unwrap())
@@ -260,7 +263,7 @@ impl Model {
 
     /// Every pair a detection reports, sorted.
     fn pairs(&self) -> BTreeSet<[Handle; 2]> {
-        let objects: Vec<(&Handle, &Object)> = self.live.iter().collect();
+        let objects: Vec<(&Handle, &Object<D>)> = self.live.iter().collect();
         let mut pairs = BTreeSet::new();
         for (k, &(&a, oa)) in objects.iter().enumerate() {
             for &(&b, ob) in &objects[k + 1..] {
@@ -282,7 +285,7 @@ impl Model {
 }
 
 /// Checks what the scene says of every object against the model.
-fn check_objects(scene: &Scene<f64>, model: &Model) {
+fn check_objects<const D: usize>(scene: &Scene<f64, D>, model: &Model<D>) {
     assert_eq!(scene.len(), model.live.len(), "len");
     assert_eq!(scene.is_empty(), model.live.is_empty(), "is_empty");
     for (&h, o) in &model.live {
@@ -331,7 +334,11 @@ fn check_pairs(what: &str, got: &[[Handle; 2]], expected: &BTreeSet<[Handle; 2]>
 /// Checks a box query against the model: it sees the boxes of the last successful update;
 /// an object inserted since is not found, one removed since never; one whose box changed
 /// since may be found at its old box or its current one. Returns what the query found.
-fn check_query(scene: &Scene<f64>, model: &Model, query: &Aabb<f64>) -> Vec<Handle> {
+fn check_query<const D: usize>(
+    scene: &Scene<f64, D>,
+    model: &Model<D>,
+    query: &Aabb<f64, D>,
+) -> Vec<Handle> {
     let mut out = vec![];
     scene.query_aabb(query, &mut out).unwrap();
     assert!(
@@ -366,11 +373,11 @@ fn check_query(scene: &Scene<f64>, model: &Model, query: &Aabb<f64>) -> Vec<Hand
 
 /// What a scene answers to a few queries, exactly: everything, a box around the lattice's
 /// middle, and a point-sized box.
-fn answers(scene: &Scene<f64>) -> Vec<Vec<Handle>> {
+fn answers<const D: usize>(scene: &Scene<f64, D>) -> Vec<Vec<Handle>> {
     [
-        Aabb::new([f64::NEG_INFINITY; 3], [f64::INFINITY; 3]),
-        Aabb::new([-1.0; 3], [1.5; 3]),
-        Aabb::new([0.5; 3], [0.5; 3]),
+        Aabb::new([f64::NEG_INFINITY; D], [f64::INFINITY; D]),
+        Aabb::new([-1.0; D], [1.5; D]),
+        Aabb::new([0.5; D], [0.5; D]),
     ]
     .iter()
     .map(|query| {
@@ -385,18 +392,22 @@ fn answers(scene: &Scene<f64>) -> Vec<Vec<Handle>> {
 /// model, and ends with a detection that must succeed. Returns the transcript of what the
 /// scene reported (updates, pairs in their order, changes, queries), for comparing thread
 /// counts.
-fn run(config: BroadPhaseConfig, strategy: UpdateStrategy, ops: &[Op]) -> Vec<String> {
+fn run<const D: usize>(
+    config: BroadPhaseConfig,
+    strategy: UpdateStrategy,
+    ops: &[Op],
+) -> Vec<String> {
     let mut transcript = Vec::new();
-    let mut scene = Scene::<f64>::new();
+    let mut scene = Scene::<f64, D>::new();
     scene.set_config(config).unwrap();
     scene.set_strategy(strategy);
-    let mut model = Model::default();
+    let mut model = Model::<D>::default();
     let mut issued = BTreeSet::new();
     let mut out: Vec<[Handle; 2]> = Vec::new();
     let (mut created, mut lost): (Vec<[Handle; 2]>, Vec<[Handle; 2]>) = (Vec::new(), Vec::new());
-    let mut insert = |scene: &mut Scene<f64>,
-                      model: &mut Model,
-                      aabb: Aabb<f64>,
+    let mut insert = |scene: &mut Scene<f64, D>,
+                      model: &mut Model<D>,
+                      aabb: Aabb<f64, D>,
                       motion: Motion,
                       filter: Filter| {
         match scene.insert(aabb, motion, filter) {
@@ -427,11 +438,11 @@ fn run(config: BroadPhaseConfig, strategy: UpdateStrategy, ops: &[Op]) -> Vec<St
     for op in ops {
         match op {
             Op::Insert(b, motion, filter) => {
-                insert(&mut scene, &mut model, b.aabb(), *motion, *filter)
+                insert(&mut scene, &mut model, b.aabb::<D>(), *motion, *filter)
             }
             Op::Batch(boxes) => {
                 for &(corner, size, motion) in boxes {
-                    let aabb = BoxGen::Good(corner, size).aabb();
+                    let aabb = BoxGen::Good(corner, size).aabb::<D>();
                     insert(&mut scene, &mut model, aabb, motion, Filter::ALL);
                 }
             }
@@ -445,7 +456,7 @@ fn run(config: BroadPhaseConfig, strategy: UpdateStrategy, ops: &[Op]) -> Vec<St
                 }
             }
             Op::SetAabb(index, stale, b) => {
-                let aabb = b.aabb();
+                let aabb = b.aabb::<D>();
                 if *stale && let Some(h) = model.pick_stale(*index) {
                     assert_stale(scene.set_aabb(h, aabb), h);
                 } else if let Some(h) = model.pick(*index) {
@@ -464,7 +475,7 @@ fn run(config: BroadPhaseConfig, strategy: UpdateStrategy, ops: &[Op]) -> Vec<St
                 if let Some(h) = model.pick(*index) {
                     let object = model.live.get_mut(&h).unwrap();
                     let mut aabb = object.aabb;
-                    for a in 0..3 {
+                    for a in 0..D {
                         let d = f64::from(step[a]) / 32.0;
                         aabb.min[a] += d;
                         aabb.max[a] += d;
@@ -523,13 +534,13 @@ fn run(config: BroadPhaseConfig, strategy: UpdateStrategy, ops: &[Op]) -> Vec<St
                 }
             }
             Op::Query(b) => {
-                let query = b.aabb();
+                let query = b.aabb::<D>();
                 if valid(&query) {
                     transcript.push(format!("{:?}", check_query(&scene, &model, &query)));
                 } else {
                     // Something in the output first, which the refused query must leave.
                     let mut found = Vec::new();
-                    let everything = Aabb::new([f64::NEG_INFINITY; 3], [f64::INFINITY; 3]);
+                    let everything = Aabb::new([f64::NEG_INFINITY; D], [f64::INFINITY; D]);
                     scene.query_aabb(&everything, &mut found).unwrap();
                     let keep = found.clone();
                     assert!(
@@ -564,7 +575,7 @@ fn run(config: BroadPhaseConfig, strategy: UpdateStrategy, ops: &[Op]) -> Vec<St
         }
         check_objects(&scene, &model);
         // A query of everything finite after every step.
-        let found = check_query(&scene, &model, &Aabb::new([-1e3; 3], [1e3; 3]));
+        let found = check_query(&scene, &model, &Aabb::new([-1e3; D], [1e3; D]));
         transcript.push(format!("{found:?}"));
     }
     // A final detection, with the far boxes removed so that it must succeed.
@@ -590,7 +601,7 @@ fn run(config: BroadPhaseConfig, strategy: UpdateStrategy, ops: &[Op]) -> Vec<St
     check_query(
         &scene,
         &model,
-        &Aabb::new([f64::NEG_INFINITY; 3], [f64::INFINITY; 3]),
+        &Aabb::new([f64::NEG_INFINITY; D], [f64::INFINITY; D]),
     );
     transcript.push(format!("{out:?}"));
     transcript
@@ -605,11 +616,30 @@ proptest! {
         strategy in strategy(),
         ops in prop::collection::vec(op(), 1..100),
     ) {
-        let one = in_pool(1, || run(config, strategy, &ops));
-        let three = in_pool(3, || run(config, strategy, &ops));
-        for (k, (a, b)) in one.iter().zip(&three).enumerate() {
-            assert_eq!(a, b, "report {k} differs between 1 and 3 threads");
-        }
-        assert_eq!(one.len(), three.len());
+        same_in_one_and_three_threads::<3>(config, strategy, &ops);
     }
+
+    #[test]
+    fn operations_2d(
+        config in config().prop_filter("a valid configuration", |c| c.check().is_ok()),
+        strategy in strategy(),
+        ops in prop::collection::vec(op(), 1..100),
+    ) {
+        same_in_one_and_three_threads::<2>(config, strategy, &ops);
+    }
+}
+
+/// Runs `ops` in a pool of 1 thread and in one of 3, and checks that the two report the
+/// same.
+fn same_in_one_and_three_threads<const D: usize>(
+    config: BroadPhaseConfig,
+    strategy: UpdateStrategy,
+    ops: &[Op],
+) {
+    let one = in_pool(1, || run::<D>(config, strategy, ops));
+    let three = in_pool(3, || run::<D>(config, strategy, ops));
+    for (k, (a, b)) in one.iter().zip(&three).enumerate() {
+        assert_eq!(a, b, "report {k} differs between 1 and 3 threads");
+    }
+    assert_eq!(one.len(), three.len());
 }

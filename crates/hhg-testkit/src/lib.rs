@@ -53,6 +53,26 @@ macro_rules! for_both_precisions {
     };
 }
 
+/// Declares the tests of generic functions `fn name<T: TestReal, const D: usize>()` in
+/// space and in the plane: for each `name => space, plane`, the functions `space::<T>()`
+/// (`D = 3`) and `plane::<T>()` (`D = 2`), and through [`for_both_precisions!`] the tests
+/// `space::f32`, `space::f64`, `plane::f32` and `plane::f64`.
+#[macro_export]
+macro_rules! in_space_and_plane {
+    ($($name:ident => $space:ident, $plane:ident);* $(;)?) => {
+        $(
+            fn $space<T: $crate::TestReal>() {
+                $name::<T, 3>();
+            }
+
+            fn $plane<T: $crate::TestReal>() {
+                $name::<T, 2>();
+            }
+        )*
+        $crate::for_both_precisions!($($space, $plane),*);
+    };
+}
+
 /// A grid over `points` with the given kernel.
 pub fn build_grid<T: Real>(points: &[[T; 3]], radius: T, kernel: Kernel) -> Grid<T> {
     let mut grid = Grid::new(radius).expect("a valid radius");

@@ -61,8 +61,8 @@ pub fn oracle_point<T: Real>(points: &[[T; 3]], p: [T; 3], radius: T) -> Vec<u32
 
 /// Brute force over particles with their own radii: every pair `i < j` that `rule` makes
 /// neighbours (by hhg-core's predicate), in lexicographic order.
-pub fn oracle_sphere_pairs<T: Real>(
-    points: &[[T; 3]],
+pub fn oracle_sphere_pairs<T: Real, const D: usize>(
+    points: &[[T; D]],
     radii: &[T],
     rule: RadiusRule,
 ) -> Vec<[u32; 2]> {

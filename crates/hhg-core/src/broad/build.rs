@@ -3,16 +3,16 @@
 
 use rayon::prelude::*;
 
-use crate::columns::{COPY_CHUNK, PointColumns, check_count};
+use crate::columns::{COPY_CHUNK, PointColumns, check_count, par_chunks};
 use crate::error::Error;
-use crate::geometry::{CELL_MARGIN, CellTable, Points, bounds};
+use crate::geometry::{CELL_MARGIN, CellTable, column_bounds};
 use crate::real::{LANES, Real};
 use crate::sort::{counting_sort, cut_units};
 
 use super::{Aabb, BroadPhase, Filter, Kind, Level, UNIT_BOXES};
 
 /// The objects a hierarchy is built over, seen through what the build needs of them.
-pub(crate) trait Objects<T: Real>: Sync {
+pub(crate) trait Objects<T: Real, const D: usize>: Sync {
     /// How many objects there are.
     fn count(&self) -> usize;
     /// Refuses an invalid object with an error naming it.
@@ -22,12 +22,12 @@ pub(crate) trait Objects<T: Real>: Sync {
     /// False for objects that go to the huge list whatever their size (infinite boxes).
     fn is_finite(&self, index: usize) -> bool;
     /// The extent the object adds to the scene's bounding box.
-    fn extent(&self, index: usize) -> ([f64; 3], [f64; 3]);
+    fn extent(&self, index: usize) -> ([f64; D], [f64; D]);
     /// The values of the minimum and maximum columns; the first is the hashed point.
-    fn columns(&self, index: usize) -> ([T; 3], [T; 3]);
+    fn columns(&self, index: usize) -> ([T; D], [T; D]);
 }
 
-impl<T: Real> Objects<T> for [Aabb<T>] {
+impl<T: Real, const D: usize> Objects<T, D> for [Aabb<T, D>] {
     fn count(&self) -> usize {
         self.len()
     }
@@ -44,7 +44,7 @@ impl<T: Real> Objects<T> for [Aabb<T>] {
         is_finite_box(&self[index])
     }
 
-    fn extent(&self, index: usize) -> ([f64; 3], [f64; 3]) {
+    fn extent(&self, index: usize) -> ([f64; D], [f64; D]) {
         (
             self[index].min.map(Real::to_f64),
             self[index].max.map(Real::to_f64),
@@ -52,19 +52,19 @@ impl<T: Real> Objects<T> for [Aabb<T>] {
     }
 
     #[inline]
-    fn columns(&self, index: usize) -> ([T; 3], [T; 3]) {
+    fn columns(&self, index: usize) -> ([T; D], [T; D]) {
         (self[index].min, self[index].max)
     }
 }
 
 /// Particles with their own radii: positions in the minimum columns, radii in the maximum
 /// x column.
-pub(crate) struct Particles<'a, T> {
-    pub(crate) points: &'a [[T; 3]],
+pub(crate) struct Particles<'a, T, const D: usize> {
+    pub(crate) points: &'a [[T; D]],
     pub(crate) radii: &'a [T],
 }
 
-impl<T: Real> Objects<T> for Particles<'_, T> {
+impl<T: Real, const D: usize> Objects<T, D> for Particles<'_, T, D> {
     fn count(&self) -> usize {
         self.points.len()
     }
@@ -97,15 +97,17 @@ impl<T: Real> Objects<T> for Particles<'_, T> {
         true
     }
 
-    fn extent(&self, index: usize) -> ([f64; 3], [f64; 3]) {
+    fn extent(&self, index: usize) -> ([f64; D], [f64; D]) {
         let p = self.points[index].map(Real::to_f64);
         (p, p)
     }
 
     #[inline]
-    fn columns(&self, index: usize) -> ([T; 3], [T; 3]) {
+    fn columns(&self, index: usize) -> ([T; D], [T; D]) {
         let r = self.radii[index];
-        (self.points[index], [r, T::default(), T::default()])
+        let mut radius = [T::default(); D];
+        radius[0] = r;
+        (self.points[index], radius)
     }
 }
 
@@ -123,26 +125,26 @@ const LEVEL_MIN_DENSE: usize = 64;
 /// What one pass over the boxes learns: the first invalid box, the bounding box of the
 /// finite boxes, and their smallest positive longest edge.
 #[derive(Clone, Debug)]
-struct Survey {
+struct Survey<const D: usize> {
     error: Option<(usize, Error)>,
-    lo: [f64; 3],
-    hi: [f64; 3],
+    lo: [f64; D],
+    hi: [f64; D],
     smallest_edge: f64,
     largest_edge: f64,
     finite: usize,
 }
 
-impl Survey {
-    const EMPTY: Survey = Survey {
+impl<const D: usize> Survey<D> {
+    const EMPTY: Self = Survey {
         error: None,
-        lo: [f64::INFINITY; 3],
-        hi: [f64::NEG_INFINITY; 3],
+        lo: [f64::INFINITY; D],
+        hi: [f64::NEG_INFINITY; D],
         smallest_edge: f64::INFINITY,
         largest_edge: 0.0,
         finite: 0,
     };
 
-    fn merge(self, other: Survey) -> Survey {
+    fn merge(self, other: Self) -> Self {
         let error = match (self.error.clone(), other.error.clone()) {
             (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
             (a, b) => a.or(b),
@@ -159,8 +161,11 @@ impl Survey {
 }
 
 /// Checks box `index`: no NaN, `min <= max`, no `+inf` minimum or `-inf` maximum.
-pub(crate) fn check_box<T: Real>(index: usize, aabb: &Aabb<T>) -> Result<(), Error> {
-    for axis in 0..3 {
+pub(crate) fn check_box<T: Real, const D: usize>(
+    index: usize,
+    aabb: &Aabb<T, D>,
+) -> Result<(), Error> {
+    for axis in 0..D {
         for value in [aabb.min[axis], aabb.max[axis]] {
             if value.to_f64().is_nan() {
                 return Err(Error::NonFiniteCoordinate {
@@ -183,16 +188,16 @@ pub(crate) fn check_box<T: Real>(index: usize, aabb: &Aabb<T>) -> Result<(), Err
     Ok(())
 }
 
-/// Tells whether all six bounds are finite.
+/// Tells whether all the bounds (six in space, four in the plane) are finite.
 #[inline]
-fn is_finite_box<T: Real>(aabb: &Aabb<T>) -> bool {
+fn is_finite_box<T: Real, const D: usize>(aabb: &Aabb<T, D>) -> bool {
     aabb.min
         .iter()
         .chain(aabb.max.iter())
         .all(|v| v.is_finite())
 }
 
-fn survey<T: Real, O: Objects<T> + ?Sized>(objects: &O) -> Survey {
+fn survey<T: Real, const D: usize, O: Objects<T, D> + ?Sized>(objects: &O) -> Survey<D> {
     let n = objects.count();
     (0..n.div_ceil(COPY_CHUNK))
         .into_par_iter()
@@ -208,7 +213,7 @@ fn survey<T: Real, O: Objects<T> + ?Sized>(objects: &O) -> Survey {
                 }
                 s.finite += 1;
                 let (lo, hi) = objects.extent(index);
-                for a in 0..3 {
+                for a in 0..D {
                     s.lo[a] = s.lo[a].min(lo[a]);
                     s.hi[a] = s.hi[a].max(hi[a]);
                 }
@@ -226,14 +231,16 @@ fn survey<T: Real, O: Objects<T> + ?Sized>(objects: &O) -> Survey {
 /// Everything that can make a build over `objects` fail: too many objects, an invalid
 /// object, or finite objects spanning more than `f64` can hold along an axis. Returns the
 /// survey of the objects when the build will succeed.
-fn validate<T: Real, O: Objects<T> + ?Sized>(objects: &O) -> Result<Survey, Error> {
+fn validate<T: Real, const D: usize, O: Objects<T, D> + ?Sized>(
+    objects: &O,
+) -> Result<Survey<D>, Error> {
     let n = objects.count();
     check_count(n)?;
     let survey = survey(objects);
     if let Some((_, error)) = survey.error.clone() {
         return Err(error);
     }
-    let spans = (0..3).map(|a| survey.hi[a] - survey.lo[a]);
+    let spans = (0..D).map(|a| survey.hi[a] - survey.lo[a]);
     if survey.finite > 0
         && let Some(axis) = spans.clone().position(|span| !span.is_finite())
     {
@@ -253,7 +260,7 @@ fn validate<T: Real, O: Objects<T> + ?Sized>(objects: &O) -> Result<Survey, Erro
 
 /// Checks that [`BroadPhase::build`] would accept `boxes`, without building: the error it
 /// would return, if any.
-pub(crate) fn check_boxes<T: Real>(boxes: &[Aabb<T>]) -> Result<(), Error> {
+pub(crate) fn check_boxes<T: Real, const D: usize>(boxes: &[Aabb<T, D>]) -> Result<(), Error> {
     validate(boxes).map(drop)
 }
 
@@ -281,20 +288,24 @@ fn fill_ladder(ladder: &mut Vec<f64>, base_cell: f64, factor: f64, largest: f64)
     }
 }
 
-impl<T: Real> BroadPhase<T> {
+impl<T: Real, const D: usize> BroadPhase<T, D> {
     /// Builds the hierarchy over `boxes` (every box in every group, colliding with all).
     ///
     /// Fails on an invalid box ([`Error::InvalidBox`], [`Error::NonFiniteCoordinate`]), too
     /// many boxes, or finite boxes spanning more than `f64` holds along an axis
     /// ([`Error::CoordinateOutOfRange`]); the hierarchy is then left as it was.
-    pub fn build(&mut self, boxes: &[Aabb<T>]) -> Result<(), Error> {
+    pub fn build(&mut self, boxes: &[Aabb<T, D>]) -> Result<(), Error> {
         self.kind = Kind::Boxes;
         self.build_inner(boxes, None)
     }
 
     /// Builds the hierarchy over `boxes` with one [`Filter`] per box. Fails (changing nothing)
     /// as [`BroadPhase::build`] does, and on a filter count other than the box count.
-    pub fn build_filtered(&mut self, boxes: &[Aabb<T>], filters: &[Filter]) -> Result<(), Error> {
+    pub fn build_filtered(
+        &mut self,
+        boxes: &[Aabb<T, D>],
+        filters: &[Filter],
+    ) -> Result<(), Error> {
         if filters.len() != boxes.len() {
             return Err(Error::LengthMismatch {
                 x: boxes.len(),
@@ -314,14 +325,14 @@ impl<T: Real> BroadPhase<T> {
     /// Builds the hierarchy over `objects` of the current kind. Every error is found by
     /// [`validate`] before anything is written, so a failed build leaves the hierarchy as it
     /// was.
-    pub(crate) fn build_inner<O: Objects<T> + ?Sized>(
+    pub(crate) fn build_inner<O: Objects<T, D> + ?Sized>(
         &mut self,
         objects: &O,
         filters: Option<&[Filter]>,
     ) -> Result<(), Error> {
         let n = objects.count();
         let survey = validate(objects)?;
-        let extent = (0..3)
+        let extent = (0..D)
             .map(|a| survey.hi[a] - survey.lo[a])
             .fold(0.0f64, f64::max);
         self.len = n;
@@ -446,55 +457,47 @@ impl<T: Real> BroadPhase<T> {
 }
 
 /// A table that is overwritten before use.
-fn placeholder_table() -> CellTable {
+fn placeholder_table<const D: usize>() -> CellTable<D> {
     CellTable {
-        origin: [0.0; 3],
+        origin: [0.0; D],
         cell: 1.0,
         inv_cell: 1.0,
-        span: [1; 3],
-        shift: [2; 3],
+        span: [1; D],
+        shift: [2; D],
         dense: true,
     }
 }
 
 /// Copies boxes (all, or those named by `order`) into minimum and maximum columns.
-fn fill_columns<T: Real, O: Objects<T> + ?Sized>(
+fn fill_columns<T: Real, const D: usize, O: Objects<T, D> + ?Sized>(
     objects: &O,
     order: Option<&[u32]>,
-    min: &mut PointColumns<T>,
-    max: &mut PointColumns<T>,
+    min: &mut PointColumns<T, D>,
+    max: &mut PointColumns<T, D>,
 ) {
     let n = order.map_or(objects.count(), <[u32]>::len);
     min.set_len(n);
     max.set_len(n);
-    let [x0, y0, z0] = min.columns_mut();
-    let [x1, y1, z1] = max.columns_mut();
-    x0.par_chunks_mut(COPY_CHUNK)
-        .zip(y0.par_chunks_mut(COPY_CHUNK))
-        .zip(z0.par_chunks_mut(COPY_CHUNK))
-        .zip(x1.par_chunks_mut(COPY_CHUNK))
-        .zip(y1.par_chunks_mut(COPY_CHUNK))
-        .zip(z1.par_chunks_mut(COPY_CHUNK))
-        .enumerate()
-        .for_each(|(chunk, (((((x0, y0), z0), x1), y1), z1))| {
-            let base = chunk * COPY_CHUNK;
-            for k in 0..x0.len() {
-                let i = order.map_or(base + k, |o| o[base + k] as usize);
-                let (lo, hi) = objects.columns(i);
-                x0[k] = lo[0];
-                y0[k] = lo[1];
-                z0[k] = lo[2];
-                x1[k] = hi[0];
-                y1[k] = hi[1];
-                z1[k] = hi[2];
+    par_chunks((min.columns_mut(), max.columns_mut()), COPY_CHUNK, &|base,
+                                                                     (
+        min,
+        max,
+    )| {
+        for k in 0..min[0].len() {
+            let i = order.map_or(base + k, |o| o[base + k] as usize);
+            let (lo, hi) = objects.columns(i);
+            for axis in 0..D {
+                min[axis][k] = lo[axis];
+                max[axis][k] = hi[axis];
             }
-        });
+        }
+    });
 }
 
 /// Builds one level over the boxes `members` (caller indices, ascending) with cells of edge at
 /// most `cell`.
-fn build_level<T: Real, O: Objects<T> + ?Sized>(
-    level: &mut Level<T>,
+fn build_level<T: Real, const D: usize, O: Objects<T, D> + ?Sized>(
+    level: &mut Level<T, D>,
     objects: &O,
     filters: Option<&[Filter]>,
     members: &[u32],
@@ -518,26 +521,36 @@ fn build_level<T: Real, O: Objects<T> + ?Sized>(
     };
     // The hashing input: the members' minimum corners.
     level.corners.set_len(m);
-    {
-        let [x, y, z] = level.corners.columns_mut();
-        x.par_chunks_mut(COPY_CHUNK)
-            .zip(y.par_chunks_mut(COPY_CHUNK))
-            .zip(z.par_chunks_mut(COPY_CHUNK))
-            .zip(members.par_chunks(COPY_CHUNK))
-            .for_each(|(((x, y), z), members)| {
-                for (k, &i) in members.iter().enumerate() {
-                    let (lo, _) = objects.columns(i as usize);
-                    x[k] = lo[0];
-                    y[k] = lo[1];
-                    z[k] = lo[2];
-                }
-            });
-    }
-    let corners = Points::Soa(level.corners.x(), level.corners.y(), level.corners.z());
-    let corner_bounds = bounds(corners)?.expect("a level has at least one box");
-    let table = CellTable::with_cell(&corner_bounds, m, cell, LEVEL_MIN_DENSE, corners)
-        .map_err(|e| e.with_caller_point(|index| members[index] as usize))?;
-    table.keys(corners, kernel, &mut level.keys);
+    par_chunks((level.corners.columns_mut(), members), COPY_CHUNK, &|_,
+                                                                     (
+        corners,
+        members,
+    )| {
+        for (k, &i) in members.iter().enumerate() {
+            let (lo, _) = objects.columns(i as usize);
+            for axis in 0..D {
+                corners[axis][k] = lo[axis];
+            }
+        }
+    });
+    let (lo, hi) = column_bounds(level.corners.columns());
+    let table = CellTable::over(lo, hi, m, cell, LEVEL_MIN_DENSE).map_err(|(axis, cells)| {
+        // Not reached after `validate` (the cell is at least `extent * 2^-26`); named all the
+        // same, by the member at the top of the axis.
+        let column = level.corners.columns()[axis];
+        let at = column
+            .iter()
+            .position(|v| v.to_f64() == hi[axis])
+            .unwrap_or(0);
+        Error::CoordinateOutOfRange {
+            index: members[at] as usize,
+            axis,
+            value: hi[axis],
+            cells,
+            limit: crate::geometry::MAX_SPAN_CELLS,
+        }
+    })?;
+    table.column_keys(&level.corners, kernel, &mut level.keys);
     counting_sort(
         &level.keys,
         table.buckets(),

@@ -3,7 +3,7 @@
 //! hierarchies, each pair looked up from the box of the finer level.
 //!
 //! A box whose size fits a level's cell finds every box of that level it overlaps in the 27
-//! buckets around its minimum corner (both boxes are no larger than the cell, so their
+//! buckets (9 in the plane) around its minimum corner (both boxes are no larger than the cell, so their
 //! corners lie less than one cell apart on every axis). For two levels `la` of the first
 //! hierarchy and `lb` of the second, the boxes of `la` look up `lb` when `lb`'s cell is at
 //! least `la`'s, and the boxes of `lb` look up `la` otherwise, so every pair of boxes in
@@ -56,10 +56,10 @@ fn looks_up(side: Side, own: f64, other: f64) -> bool {
     }
 }
 
-impl<T: Real> BroadPhase<T> {
+impl<T: Real, const D: usize> BroadPhase<T, D> {
     /// Plans the tasks of [`BroadPhase::cross_task`] between the last builds of `self` (the
     /// first side) and `other` (the second), in output order, into `tasks` (cleared first).
-    pub(crate) fn plan_cross(&self, other: &BroadPhase<T>, tasks: &mut Vec<CrossTask>) {
+    pub(crate) fn plan_cross(&self, other: &BroadPhase<T, D>, tasks: &mut Vec<CrossTask>) {
         tasks.clear();
         let chunks = |side: Side, len: usize, tasks: &mut Vec<CrossTask>| {
             tasks.extend((0..len.div_ceil(QUERY_BOXES)).map(|k| CrossTask::Query {
@@ -106,7 +106,7 @@ impl<T: Real> BroadPhase<T> {
     /// of their builds. Filters are not applied. Both builds must be of boxes.
     pub(crate) fn cross_task(
         &self,
-        other: &BroadPhase<T>,
+        other: &BroadPhase<T, D>,
         task: CrossTask,
         emit: &mut impl FnMut(u32, u32),
     ) {
@@ -136,7 +136,7 @@ impl<T: Real> BroadPhase<T> {
     /// `emit(own, other's)`.
     fn cross_unit(
         &self,
-        other: &BroadPhase<T>,
+        other: &BroadPhase<T, D>,
         side: Side,
         level: u32,
         unit: u32,
@@ -171,7 +171,7 @@ impl<T: Real> BroadPhase<T> {
     /// `with_huge`, against `other`'s huge boxes, as `emit(own, other's)`.
     fn cross_huge(
         &self,
-        other: &BroadPhase<T>,
+        other: &BroadPhase<T, D>,
         with_huge: bool,
         index: u32,
         test: impl BlockTest<T>,
@@ -197,7 +197,7 @@ impl<T: Real> BroadPhase<T> {
     /// as `emit(own, other's)`.
     fn cross_query(
         &self,
-        other: &BroadPhase<T>,
+        other: &BroadPhase<T, D>,
         start: u32,
         end: u32,
         emit: &mut impl FnMut(u32, u32),

@@ -10,11 +10,11 @@ use crate::pairs::PairList;
 use crate::real::Real;
 
 use super::{
-    BlockTest, BoxTest, BroadPhase, Filter, Kind, Level, RadiusRule, SphereTest, Task, scan,
-    scan_around, scan_columns, with_test,
+    BlockTest, BoxTest, BroadPhase, Filter, Kind, Level, RadiusRule, ScanColumns, SphereTest, Task,
+    scan, scan_around, scan_columns, with_test,
 };
 
-impl<T: Real> BroadPhase<T> {
+impl<T: Real, const D: usize> BroadPhase<T, D> {
     /// Every overlapping pair `[a, b]`, `a < b` in the caller's numbering, exactly once and in
     /// an order that does not depend on the thread count, into `out` (without distances;
     /// cleared first, its buffers reused).
@@ -79,7 +79,8 @@ impl<T: Real> BroadPhase<T> {
     }
 
     /// The pairs of one work unit: each box against the later boxes of its bucket, the 13
-    /// forward buckets, and the 27 buckets around its corner in every coarser level.
+    /// forward buckets, and the 27 buckets around its corner in every coarser level (in the
+    /// plane, the 4 forward and the 9 around).
     fn unit_pairs(
         &self,
         level_index: usize,
@@ -92,6 +93,8 @@ impl<T: Real> BroadPhase<T> {
         let table = &level.table;
         let (lo_bucket, hi_bucket) = level.units[unit];
         let filtered = self.filtered;
+        // Read once for the unit's scans of its own level.
+        let own = ScanColumns::new(&level.min, &level.max);
         for b in lo_bucket..hi_bucket {
             let (start, end) = (level.starts[b as usize], level.starts[b as usize + 1]);
             if start == end {
@@ -99,7 +102,8 @@ impl<T: Real> BroadPhase<T> {
             }
             let bc = table.bucket_coords(b);
             // The later objects of the bucket and those of bucket x + 1 are one contiguous
-            // range unless the row wraps there; the other 12 forward buckets are 4 rows.
+            // range unless the row wraps there; the other 12 forward buckets are 4 rows (in the
+            // plane, the other 3 are 1 row).
             let (own_end, forward) = if bc[0] < (1 << table.shift[0]) - 1 {
                 (
                     level.starts[b as usize + 2],
@@ -112,18 +116,16 @@ impl<T: Real> BroadPhase<T> {
                 let (lo, hi) = level.box_at(p as usize);
                 let me = level.order[p as usize];
                 let filter = level.filter_at(p as usize);
-                let mut hit = |other: &Level<T>, q: usize| {
+                let mut hit = |other: &Level<T, D>, q: usize| {
                     if !filtered || filter.accepts(other.filter_at(q)) {
                         emit(me, other.order[q]);
                     }
                 };
-                scan(level, test, lo, hi, p as usize + 1, own_end as usize, |q| {
+                scan_columns(own, test, lo, hi, p as usize + 1, own_end as usize, |q| {
                     hit(level, q)
                 });
                 for &(s, e) in forward.as_slice() {
-                    scan(level, test, lo, hi, s as usize, e as usize, |q| {
-                        hit(level, q)
-                    });
+                    scan_columns(own, test, lo, hi, s as usize, e as usize, |q| hit(level, q));
                 }
                 for coarse in &levels[level_index + 1..] {
                     scan_around(coarse, test, lo, hi, |q| hit(coarse, q));
@@ -169,8 +171,7 @@ impl<T: Real> BroadPhase<T> {
             let hi = self.flat_max.point(i);
             let filter = self.flat_filters.get(i).copied().unwrap_or(Filter::ALL);
             scan_columns(
-                &self.flat_min,
-                &self.flat_max,
+                ScanColumns::new(&self.flat_min, &self.flat_max),
                 test,
                 lo,
                 hi,

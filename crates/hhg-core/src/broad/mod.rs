@@ -7,15 +7,19 @@
 //! on every axis, so:
 //!
 //! - within a level, each occupied bucket is tested against itself and its 13 forward
-//!   neighbours (every pair once);
+//!   neighbours (every pair once; 4 of 8 in the plane);
 //! - across levels, each box is tested against the 27 buckets around its corner in every
-//!   coarser level (thesis Algorithm 4);
+//!   coarser level (thesis Algorithm 4; 9 in the plane);
 //! - boxes with an infinite bound or an edge of at least `huge_fraction` of the scene are kept
 //!   in their own list and tested against everything.
 //!
 //! Levels exist only for sizes that occur (the hierarchy need not be dense), each is built
 //! with the particle engine's SIMD hashing and parallel counting sort, and below
 //! [`BroadPhaseConfig::all_pairs_below`] boxes no grid is built at all (thesis §3.7).
+//!
+//! Every type is generic over the number of axes `D` (3 by default): the same code runs in
+//! the plane as [`BroadPhase2`], [`Scene2`] and [`VariableRadiusSearch2`] over [`Aabb2`]
+//! boxes, on 2-D cell tables and two coordinate columns.
 
 mod build;
 mod cross;
@@ -34,9 +38,25 @@ pub use crate::real::{boxes_overlap, sphere_pair_within};
 use crate::sort::SortScratch;
 
 pub use query::segment_may_hit;
-pub(crate) use scan::{BlockTest, BoxTest, SphereTest, scan, scan_around, scan_columns, with_test};
+pub(crate) use scan::{
+    BlockTest, BoxTest, ScanColumns, SphereTest, scan, scan_around, scan_columns, with_test,
+};
 pub use scene::{Handle, Motion, Scene, UpdateReport, UpdateStrategy};
 pub use spheres::VariableRadiusSearch;
+
+/// A box in the plane: `min` and `max` corners of two axes.
+pub type Aabb2<T> = Aabb<T, 2>;
+
+/// The broad phase in the plane: boxes of two axes in a hierarchy of 2-D hash grids, each
+/// bucket paired with itself and its 4 forward neighbours, each box looking up the 9
+/// buckets around its corner in the coarser levels.
+pub type BroadPhase2<T> = BroadPhase<T, 2>;
+
+/// A scene of static and dynamic boxes in the plane (2-D physics engines).
+pub type Scene2<T> = Scene<T, 2>;
+
+/// Neighbour search for particles with their own radii in the plane (2-D adaptive SPH).
+pub type VariableRadiusSearch2<T> = VariableRadiusSearch<T, 2>;
 
 /// The neighbour rule of particles with their own radii.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -63,7 +83,11 @@ pub(crate) enum Kind {
 impl Kind {
     /// The pair test of two objects given as their column values.
     #[inline(always)]
-    pub(crate) fn test<T: Real>(self, a: ([T; 3], [T; 3]), b: ([T; 3], [T; 3])) -> bool {
+    pub(crate) fn test<T: Real, const D: usize>(
+        self,
+        a: ([T; D], [T; D]),
+        b: ([T; D], [T; D]),
+    ) -> bool {
         match self {
             Kind::Boxes => boxes_overlap(a.0, a.1, b.0, b.1),
             Kind::Spheres(rule) => {
@@ -74,31 +98,41 @@ impl Kind {
 }
 
 /// An axis-aligned bounding box with closed bounds: it contains `p` iff
-/// `min[a] <= p[a] <= max[a]` on every axis.
-#[derive(Clone, Copy, Debug, PartialEq, Default)]
-pub struct Aabb<T> {
+/// `min[a] <= p[a] <= max[a]` on every axis. `D` is the number of axes: 3 by default, 2 for
+/// the broad phase in the plane ([`Aabb2`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Aabb<T, const D: usize = 3> {
     /// The minimum corner.
-    pub min: [T; 3],
+    pub min: [T; D],
     /// The maximum corner.
-    pub max: [T; 3],
+    pub max: [T; D],
 }
 
-impl<T: Real> Aabb<T> {
+impl<T: Real, const D: usize> Default for Aabb<T, D> {
+    fn default() -> Self {
+        Self {
+            min: [T::default(); D],
+            max: [T::default(); D],
+        }
+    }
+}
+
+impl<T: Real, const D: usize> Aabb<T, D> {
     /// A box from its two corners.
-    pub fn new(min: [T; 3], max: [T; 3]) -> Self {
+    pub fn new(min: [T; D], max: [T; D]) -> Self {
         Self { min, max }
     }
 
     /// Tells whether two boxes overlap (closed intervals: touching faces overlap).
     #[inline]
-    pub fn overlaps(&self, other: &Aabb<T>) -> bool {
+    pub fn overlaps(&self, other: &Aabb<T, D>) -> bool {
         boxes_overlap(self.min, self.max, other.min, other.max)
     }
 
     /// The longest edge, in `f64`.
     #[inline]
     pub fn longest_edge(&self) -> f64 {
-        (0..3)
+        (0..D)
             .map(|a| self.max[a].to_f64() - self.min[a].to_f64())
             .fold(0.0, f64::max)
     }
@@ -171,32 +205,32 @@ const UNIT_BOXES: usize = 1024;
 /// One level of the hierarchy: the boxes whose size fits its cells, sorted by the bucket of
 /// their minimum corner into SoA columns.
 #[derive(Debug)]
-pub(crate) struct Level<T: Real> {
+pub(crate) struct Level<T: Real, const D: usize> {
     /// The exponent `k` of the cell edge `c0 * f^k`.
     pub(crate) exponent: u32,
     /// The cell table (its cell edge is the level's).
-    pub(crate) table: CellTable,
+    pub(crate) table: CellTable<D>,
     /// Bucket starts of the counting sort, `buckets + 1` entries.
     pub(crate) starts: Vec<u32>,
     /// Sorted position -> caller index, padded by [`LANES`].
     pub(crate) order: Vec<u32>,
     /// Minimum corners in sorted order.
-    pub(crate) min: PointColumns<T>,
+    pub(crate) min: PointColumns<T, D>,
     /// Maximum corners in sorted order.
-    pub(crate) max: PointColumns<T>,
+    pub(crate) max: PointColumns<T, D>,
     /// Filters in sorted order (empty for an unfiltered build).
     pub(crate) filters: Vec<Filter>,
     /// Work units as bucket ranges.
     pub(crate) units: Vec<(u32, u32)>,
     /// Minimum corners of the level's boxes in caller order (the hashing input).
-    corners: PointColumns<T>,
+    corners: PointColumns<T, D>,
     keys: Vec<u32>,
     local_order: Vec<u32>,
     sort_scratch: SortScratch,
 }
 
-impl<T: Real> Level<T> {
-    fn new(exponent: u32, table: CellTable) -> Self {
+impl<T: Real, const D: usize> Level<T, D> {
+    fn new(exponent: u32, table: CellTable<D>) -> Self {
         Self {
             exponent,
             table,
@@ -221,7 +255,7 @@ impl<T: Real> Level<T> {
 
     /// The box at sorted position `p`.
     #[inline(always)]
-    pub(crate) fn box_at(&self, p: usize) -> ([T; 3], [T; 3]) {
+    pub(crate) fn box_at(&self, p: usize) -> ([T; D], [T; D]) {
         (self.min.point(p), self.max.point(p))
     }
 
@@ -233,7 +267,7 @@ impl<T: Real> Level<T> {
 
     /// The bytes the level's buffers hold.
     fn heap_bytes(&self) -> usize {
-        let columns = |c: &PointColumns<T>| 3 * c.capacity() * size_of::<T>();
+        let columns = |c: &PointColumns<T, D>| D * c.capacity() * size_of::<T>();
         4 * (self.starts.capacity()
             + self.order.capacity()
             + self.keys.capacity()
@@ -283,7 +317,7 @@ pub struct LevelInfo {
 /// # Ok::<(), hhg_core::Error>(())
 /// ```
 #[derive(Debug)]
-pub struct BroadPhase<T: Real> {
+pub struct BroadPhase<T: Real, const D: usize = 3> {
     config: BroadPhaseConfig,
     /// The kernel for cell keys and overlap masks.
     kernel: Kernel,
@@ -295,15 +329,15 @@ pub struct BroadPhase<T: Real> {
     /// `c0 * f^k` for the exponents the last build could use.
     ladder: Vec<f64>,
     /// The levels in use, finest first (`levels[..used]`; the rest keep their buffers).
-    levels: Vec<Level<T>>,
+    levels: Vec<Level<T, D>>,
     used: usize,
     /// Huge boxes: caller indices, ascending, with their boxes and filters.
     huge: Vec<u32>,
-    huge_boxes: Vec<Aabb<T>>,
+    huge_boxes: Vec<Aabb<T, D>>,
     huge_filters: Vec<Filter>,
     /// With fewer than `all_pairs_below` boxes: every box in caller order, no grid.
-    flat_min: PointColumns<T>,
-    flat_max: PointColumns<T>,
+    flat_min: PointColumns<T, D>,
+    flat_max: PointColumns<T, D>,
     flat_filters: Vec<Filter>,
     flat: bool,
     filtered: bool,
@@ -316,7 +350,7 @@ pub struct BroadPhase<T: Real> {
     sort_scratch: SortScratch,
 }
 
-impl<T: Real> Default for BroadPhase<T> {
+impl<T: Real, const D: usize> Default for BroadPhase<T, D> {
     fn default() -> Self {
         Self {
             config: BroadPhaseConfig::default(),
@@ -378,7 +412,7 @@ enum Task {
     Flat { start: usize, end: usize },
 }
 
-impl<T: Real> BroadPhase<T> {
+impl<T: Real, const D: usize> BroadPhase<T, D> {
     /// An empty broad phase with the default configuration.
     pub fn new() -> Self {
         Self::default()
@@ -443,10 +477,10 @@ impl<T: Real> BroadPhase<T> {
 
     /// The bytes held by the structure's buffers (capacity, not length).
     pub fn heap_bytes(&self) -> usize {
-        let columns = |c: &PointColumns<T>| 3 * c.capacity() * size_of::<T>();
+        let columns = |c: &PointColumns<T, D>| D * c.capacity() * size_of::<T>();
         self.levels.iter().map(Level::heap_bytes).sum::<usize>()
             + self.huge.capacity() * 4
-            + self.huge_boxes.capacity() * size_of::<Aabb<T>>()
+            + self.huge_boxes.capacity() * size_of::<Aabb<T, D>>()
             + self.huge_filters.capacity() * size_of::<Filter>()
             + columns(&self.flat_min)
             + columns(&self.flat_max)
@@ -460,7 +494,7 @@ impl<T: Real> BroadPhase<T> {
 
     /// The levels in use.
     #[inline]
-    pub(crate) fn active_levels(&self) -> &[Level<T>] {
+    pub(crate) fn active_levels(&self) -> &[Level<T, D>] {
         &self.levels[..self.used]
     }
 }

@@ -19,7 +19,7 @@ pub(crate) enum Location {
     Flat { index: u32 },
 }
 
-impl<T: Real> BroadPhase<T> {
+impl<T: Real, const D: usize> BroadPhase<T, D> {
     /// Records where every box of the last build is stored, for [`BroadPhase::patch`].
     pub(crate) fn locate_all(&self, locations: &mut Vec<Location>) {
         locations.clear();
@@ -46,7 +46,7 @@ impl<T: Real> BroadPhase<T> {
     /// Rewrites the box stored at `location` to `aabb` when that keeps every invariant of the
     /// build (see [`BroadPhase::patchable`]). Returns false (and changes nothing) otherwise.
     /// `aabb` must be valid (see `check_box`).
-    pub(crate) fn patch(&mut self, location: Location, aabb: &Aabb<T>) -> bool {
+    pub(crate) fn patch(&mut self, location: Location, aabb: &Aabb<T, D>) -> bool {
         if !self.patchable(location, aabb) {
             return false;
         }
@@ -68,7 +68,7 @@ impl<T: Real> BroadPhase<T> {
     /// everything, whatever its size now); for a box of a level, when it keeps the level (the
     /// level's cell still covers it), and its minimum corner stays inside the level's occupied
     /// span and in the same bucket.
-    pub(crate) fn patchable(&self, location: Location, aabb: &Aabb<T>) -> bool {
+    pub(crate) fn patchable(&self, location: Location, aabb: &Aabb<T, D>) -> bool {
         let Location::Level { level, pos } = location else {
             return true;
         };
@@ -87,8 +87,8 @@ impl<T: Real> BroadPhase<T> {
             return false;
         }
         let table = &level.table;
-        let mut cell = [0i32; 3];
-        for axis in 0..3 {
+        let mut cell = [0i32; D];
+        for axis in 0..D {
             let scaled = (aabb.min[axis].to_f64() - table.origin[axis]) * table.inv_cell;
             if !(scaled >= 0.0 && scaled < f64::from(table.span[axis])) {
                 return false;
@@ -102,8 +102,8 @@ impl<T: Real> BroadPhase<T> {
     /// Takes the box at `location` out: its entry becomes NaN and overlaps nothing.
     pub(crate) fn kill(&mut self, location: Location) {
         let dead = Aabb {
-            min: [T::PAD; 3],
-            max: [T::PAD; 3],
+            min: [T::PAD; D],
+            max: [T::PAD; D],
         };
         match location {
             Location::Flat { index } => write_box(
@@ -122,18 +122,16 @@ impl<T: Real> BroadPhase<T> {
 }
 
 /// Writes `aabb` at position `k` of a pair of minimum and maximum columns.
-fn write_box<T: Real>(
-    min: &mut crate::columns::PointColumns<T>,
-    max: &mut crate::columns::PointColumns<T>,
+fn write_box<T: Real, const D: usize>(
+    min: &mut crate::columns::PointColumns<T, D>,
+    max: &mut crate::columns::PointColumns<T, D>,
     k: usize,
-    aabb: &Aabb<T>,
+    aabb: &Aabb<T, D>,
 ) {
-    let [x0, y0, z0] = min.columns_mut();
-    x0[k] = aabb.min[0];
-    y0[k] = aabb.min[1];
-    z0[k] = aabb.min[2];
-    let [x1, y1, z1] = max.columns_mut();
-    x1[k] = aabb.max[0];
-    y1[k] = aabb.max[1];
-    z1[k] = aabb.max[2];
+    for (column, value) in min.columns_mut().into_iter().zip(aabb.min) {
+        column[k] = value;
+    }
+    for (column, value) in max.columns_mut().into_iter().zip(aabb.max) {
+        column[k] = value;
+    }
 }

@@ -87,8 +87,8 @@ enum Place {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct Slot<T> {
-    aabb: Aabb<T>,
+struct Slot<T, const D: usize> {
+    aabb: Aabb<T, D>,
     filter: Filter,
     generation: u32,
     place: Place,
@@ -112,12 +112,12 @@ struct Slot<T> {
 /// # Ok::<(), hhg_core::Error>(())
 /// ```
 #[derive(Debug)]
-pub struct Scene<T: Real> {
+pub struct Scene<T: Real, const D: usize = 3> {
     /// How an update chooses between patching and rebuilding.
     strategy: UpdateStrategy,
     /// Every object ever inserted, by slot (a handle's slot); removed ones are free or
     /// retired.
-    slots: Vec<Slot<T>>,
+    slots: Vec<Slot<T, D>>,
     /// Slots free for the next insert.
     free: Vec<u32>,
     /// Slots whose generations are used up (removed at generation `u32::MAX`): neither live
@@ -131,7 +131,7 @@ pub struct Scene<T: Real> {
     /// Whether a static object was inserted, changed or removed since the last update.
     statics_changed: bool,
     /// The hierarchy of the static objects, rebuilt only when they change.
-    static_broad: BroadPhase<T>,
+    static_broad: BroadPhase<T, D>,
     /// Static built index -> slot.
     static_slots: Vec<u32>,
     /// The generation of each static object when the static structure was built: a slot
@@ -139,10 +139,10 @@ pub struct Scene<T: Real> {
     static_generations: Vec<u32>,
     /// The hierarchy of the dynamic objects as the last rebuild placed them (patched in
     /// place by later updates where a box still fits its cell).
-    dynamic_broad: BroadPhase<T>,
+    dynamic_broad: BroadPhase<T, D>,
     /// The side list's own hierarchy, rebuilt by the update whenever the side list changed,
     /// for its pairs among itself.
-    moved_broad: BroadPhase<T>,
+    moved_broad: BroadPhase<T, D>,
     /// Whether `dynamic_broad` holds a build (false at first and after new settings: the
     /// next update then rebuilds everything).
     built: bool,
@@ -165,7 +165,7 @@ pub struct Scene<T: Real> {
     current: Vec<[Handle; 2]>,
     previous: Vec<[Handle; 2]>,
     /// Scratch: the boxes and filters of a build, in built-index order.
-    boxes: Vec<Aabb<T>>,
+    boxes: Vec<Aabb<T, D>>,
     filters: Vec<Filter>,
     /// Scratch: the pairs of a hierarchy, in its built indices.
     index_pairs: PairList<T>,
@@ -178,7 +178,7 @@ pub struct Scene<T: Real> {
 /// A built index whose object is gone.
 const DEAD: u32 = u32::MAX;
 
-impl<T: Real> Default for Scene<T> {
+impl<T: Real, const D: usize> Default for Scene<T, D> {
     fn default() -> Self {
         Self {
             strategy: UpdateStrategy::Auto,
@@ -212,7 +212,7 @@ impl<T: Real> Default for Scene<T> {
     }
 }
 
-impl<T: Real> Scene<T> {
+impl<T: Real, const D: usize> Scene<T, D> {
     /// An empty scene with the default hierarchy settings and [`UpdateStrategy::Auto`].
     pub fn new() -> Self {
         Self::default()
@@ -278,7 +278,7 @@ impl<T: Real> Scene<T> {
 
     /// The bytes held by the scene's buffers.
     pub fn heap_bytes(&self) -> usize {
-        self.slots.capacity() * size_of::<Slot<T>>()
+        self.slots.capacity() * size_of::<Slot<T, D>>()
             + 4 * (self.free.capacity()
                 + self.dirty.capacity()
                 + self.static_slots.capacity()
@@ -288,7 +288,7 @@ impl<T: Real> Scene<T> {
                 + self.moved.capacity())
             + self.locations.capacity() * size_of::<Location>()
             + (self.current.capacity() + self.previous.capacity()) * size_of::<[Handle; 2]>()
-            + self.boxes.capacity() * size_of::<Aabb<T>>()
+            + self.boxes.capacity() * size_of::<Aabb<T, D>>()
             + self.filters.capacity() * size_of::<Filter>()
             + self.index_pairs.heap_bytes()
             + self
@@ -303,7 +303,7 @@ impl<T: Real> Scene<T> {
             + self.moved_broad.heap_bytes()
     }
 
-    fn slot(&self, handle: Handle) -> Result<&Slot<T>, Error> {
+    fn slot(&self, handle: Handle) -> Result<&Slot<T, D>, Error> {
         match self.slots.get(handle.slot as usize) {
             Some(slot) if slot.generation == handle.generation && slot.place != Place::Free => {
                 Ok(slot)
@@ -327,7 +327,7 @@ impl<T: Real> Scene<T> {
     /// error names the slot it would have taken).
     pub fn insert(
         &mut self,
-        aabb: Aabb<T>,
+        aabb: Aabb<T, D>,
         motion: Motion,
         filter: Filter,
     ) -> Result<Handle, Error> {
@@ -408,12 +408,12 @@ impl<T: Real> Scene<T> {
     }
 
     /// The object's current box.
-    pub fn aabb(&self, handle: Handle) -> Result<Aabb<T>, Error> {
+    pub fn aabb(&self, handle: Handle) -> Result<Aabb<T, D>, Error> {
         Ok(self.slot(handle)?.aabb)
     }
 
     /// Moves, rotates or resizes an object: its new box takes effect at the next update.
-    pub fn set_aabb(&mut self, handle: Handle, aabb: Aabb<T>) -> Result<(), Error> {
+    pub fn set_aabb(&mut self, handle: Handle, aabb: Aabb<T, D>) -> Result<(), Error> {
         let place = self.slot(handle)?.place;
         check_box(handle.slot as usize, &aabb)?;
         self.slots[handle.slot as usize].aabb = aabb;

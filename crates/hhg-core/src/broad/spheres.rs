@@ -10,8 +10,8 @@ use super::build::Particles;
 use crate::geometry::Kernel;
 
 use super::{
-    BlockTest, BoxTest, BroadPhase, BroadPhaseConfig, Kind, LevelInfo, RadiusRule, SphereTest,
-    scan_around, scan_columns, with_test,
+    BlockTest, BoxTest, BroadPhase, BroadPhaseConfig, Kind, LevelInfo, RadiusRule, ScanColumns,
+    SphereTest, scan_around, scan_columns, with_test,
 };
 
 /// Fixed-radius search generalised to one radius per particle: `i` and `j` are neighbours
@@ -38,12 +38,12 @@ use super::{
 /// # Ok::<(), hhg_core::Error>(())
 /// ```
 #[derive(Debug)]
-pub struct VariableRadiusSearch<T: Real> {
-    broad: BroadPhase<T>,
+pub struct VariableRadiusSearch<T: Real, const D: usize = 3> {
+    broad: BroadPhase<T, D>,
     rule: RadiusRule,
 }
 
-impl<T: Real> VariableRadiusSearch<T> {
+impl<T: Real, const D: usize> VariableRadiusSearch<T, D> {
     /// An empty search with neighbour rule `rule` and the default hierarchy settings.
     pub fn new(rule: RadiusRule) -> Self {
         let mut broad = BroadPhase::new();
@@ -99,7 +99,7 @@ impl<T: Real> VariableRadiusSearch<T> {
     }
 
     /// Builds the search over `points` with radii `radii` (finite, `>= 0`, one per point).
-    pub fn build(&mut self, points: &[[T; 3]], radii: &[T]) -> Result<(), Error> {
+    pub fn build(&mut self, points: &[[T; D]], radii: &[T]) -> Result<(), Error> {
         if points.len() != radii.len() {
             return Err(Error::LengthMismatch {
                 x: points.len(),
@@ -141,7 +141,7 @@ impl<T: Real> VariableRadiusSearch<T> {
 
     /// The particles whose radius reaches `p` (`|p - xj| <= rj`, the gather of an SPH
     /// interpolation at `p`), ascending, into `out` (cleared first).
-    pub fn query_point(&self, p: [T; 3], out: &mut Vec<u32>) -> Result<(), Error> {
+    pub fn query_point(&self, p: [T; D], out: &mut Vec<u32>) -> Result<(), Error> {
         for (axis, v) in p.iter().enumerate() {
             if !v.is_finite() {
                 return Err(Error::NonFiniteCoordinate {
@@ -160,13 +160,12 @@ impl<T: Real> VariableRadiusSearch<T> {
         Ok(())
     }
 
-    fn query_point_with(&self, p: [T; 3], test: impl BlockTest<T>, out: &mut Vec<u32>) {
+    fn query_point_with(&self, p: [T; D], test: impl BlockTest<T>, out: &mut Vec<u32>) {
         let broad = &self.broad;
-        let zero = [T::default(); 3];
+        let zero = [T::default(); D];
         if broad.flat {
             scan_columns(
-                &broad.flat_min,
-                &broad.flat_max,
+                ScanColumns::new(&broad.flat_min, &broad.flat_max),
                 test,
                 p,
                 zero,

@@ -12,7 +12,7 @@ use crate::real::Real;
 
 use super::{Aabb, DEAD, Handle, Scene, UpdateReport};
 
-impl<T: Real> Scene<T> {
+impl<T: Real, const D: usize> Scene<T, D> {
     /// Updates (see [`Scene::update`]) and reports every overlapping pair of a dynamic object
     /// with a dynamic or static one, each once, the smaller slot first, into `out` (cleared
     /// first), in an order that does not depend on the thread count.
@@ -118,8 +118,8 @@ impl<T: Real> Scene<T> {
     #[allow(clippy::too_many_arguments)] // Two hierarchies with their slot maps, and scratch.
     fn cross_pairs(
         &self,
-        first: &BroadPhase<T>,
-        second: &BroadPhase<T>,
+        first: &BroadPhase<T, D>,
+        second: &BroadPhase<T, D>,
         first_slot: impl Fn(u32) -> Option<u32> + Sync,
         second_slot: impl Fn(u32) -> Option<u32> + Sync,
         tasks: &mut Vec<CrossTask>,
@@ -224,7 +224,7 @@ impl<T: Real> Scene<T> {
     /// structures of the last update: an object removed since is never reported, one
     /// inserted since is not yet, and one moved since may be found at its old box (dynamic
     /// objects waiting in the side list are tested at their current box).
-    pub fn query_aabb(&self, query: &Aabb<T>, out: &mut Vec<Handle>) -> Result<(), Error> {
+    pub fn query_aabb(&self, query: &Aabb<T, D>, out: &mut Vec<Handle>) -> Result<(), Error> {
         check_box(0, query)?;
         out.clear();
         self.dynamic_broad.for_each_overlap(query, |b| {

@@ -23,7 +23,7 @@ const AUTO_REBUILD_MOVED: f64 = 0.05;
 /// Under [`UpdateStrategy::Incremental`], the side list is merged at this fraction.
 const INCREMENTAL_REBUILD_MOVED: f64 = 0.25;
 
-impl<T: Real> Scene<T> {
+impl<T: Real, const D: usize> Scene<T, D> {
     /// Brings the structures up to date with the inserts, removals and box changes since the
     /// last update: statics are rebuilt only if they changed; dynamic objects are patched in
     /// place or rebuilt according to the strategy.
