@@ -52,8 +52,7 @@ use hhg_core::{NeighborLists, Real};
 use crate::args::output;
 use crate::registry::Registry;
 use crate::status::{Failure, HhgStatus, guard};
-use plane::PlaneState;
-use state::State;
+use state::{PlaneState, State};
 
 /// An opaque neighbour search over several point sets sharing one radius, in one precision
 /// (`float` or `double`) and one dimension (3-D or 2-D), both fixed at creation.

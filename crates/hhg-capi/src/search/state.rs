@@ -1,9 +1,12 @@
-//! The state of a 3-D search in one precision: the core search plus each point set's settings
-//! and unique pairs, with the checks and messages the entry points report.
+//! The state of a search in one precision and one dimension: the core search plus each point
+//! set's settings and unique pairs, with the checks and messages the entry points report. One
+//! generic state serves both dimensions; [`StateGrid`] holds what differs between them.
 
-use hhg_core::{Error, NeighborSearch, PairList, Points, Real, SetId};
+use hhg_core::plane::Grid2;
+use hhg_core::{Error, Grid, NeighborSearchOn, PairList, Points, Real, SetGrid, SetId};
 
 use super::Precision;
+use super::plane::PlanePoints;
 use super::results::{HhgNeighborLists, HhgPairList, lists_view};
 use crate::status::{Failure, HhgStatus};
 
@@ -96,67 +99,191 @@ pub(super) fn check_set(sets: usize, set: SetId) -> Result<(), Error> {
     Ok(())
 }
 
-/// A search in one precision: the core search plus the unique pairs per set.
-pub(super) struct State<T: Real> {
-    pub(super) search: NeighborSearch<T>,
+/// What the C API's state does differently in each dimension: how the caller's points reach
+/// the core search, and how a set's unique pairs are found on its grid.
+pub(super) trait StateGrid<T: Precision, const D: usize>: SetGrid<T, D> + Sized {
+    /// A set's points as the caller gave them.
+    type Input<'a>: Copy
+    where
+        T: 'a;
+
+    /// Adds a set of `points` to `search`.
+    fn add(
+        search: &mut NeighborSearchOn<T, Self, D>,
+        points: Self::Input<'_>,
+        dynamic: bool,
+    ) -> Result<SetId, Error>;
+
+    /// Moves the points of `set` to `points` (as many as before).
+    fn update(
+        search: &mut NeighborSearchOn<T, Self, D>,
+        set: SetId,
+        points: Self::Input<'_>,
+    ) -> Result<(), Error>;
+
+    /// Replaces the points of `set` by `points` (any count).
+    fn replace(
+        search: &mut NeighborSearchOn<T, Self, D>,
+        set: SetId,
+        points: Self::Input<'_>,
+    ) -> Result<(), Error>;
+
+    /// The grid's unique pairs, with their squared distances when asked.
+    fn unique_pairs(&self, pairs: &mut PairList<T>, with_distances: bool) -> Result<(), Error>;
+
+    /// The caller's index of each point in the order of the last build's cells.
+    fn cell_order(&self) -> &[u32];
+
+    /// How many points the last build took.
+    fn point_len(&self) -> usize;
+}
+
+/// The methods of [`StateGrid`] that read the grid, alike in both dimensions: [`Grid`] and
+/// [`Grid2`] have inherent methods of the same names.
+macro_rules! same_in_both_dimensions {
+    () => {
+        fn unique_pairs(&self, pairs: &mut PairList<T>, with_distances: bool) -> Result<(), Error> {
+            if with_distances {
+                self.pairs_with_distances(pairs)
+            } else {
+                self.pairs(pairs)
+            }
+        }
+
+        fn cell_order(&self) -> &[u32] {
+            self.order()
+        }
+
+        fn point_len(&self) -> usize {
+            self.len()
+        }
+    };
+}
+
+impl<T: Precision> StateGrid<T, 3> for Grid<T> {
+    type Input<'a>
+        = Points<'a, T>
+    where
+        T: 'a;
+
+    fn add(
+        search: &mut NeighborSearchOn<T, Self, 3>,
+        points: Points<'_, T>,
+        dynamic: bool,
+    ) -> Result<SetId, Error> {
+        match points {
+            Points::Aos(points) if dynamic => search.add_dynamic_set(points),
+            Points::Aos(points) => search.add_static_set(points),
+            Points::Soa(x, y, z) => search.add_set_soa(x, y, z, dynamic),
+        }
+    }
+
+    fn update(
+        search: &mut NeighborSearchOn<T, Self, 3>,
+        set: SetId,
+        points: Points<'_, T>,
+    ) -> Result<(), Error> {
+        match points {
+            Points::Aos(points) => search.update_positions(set, points),
+            Points::Soa(x, y, z) => search.update_positions_soa(set, x, y, z),
+        }
+    }
+
+    fn replace(
+        search: &mut NeighborSearchOn<T, Self, 3>,
+        set: SetId,
+        points: Points<'_, T>,
+    ) -> Result<(), Error> {
+        search.replace_set(set, points)
+    }
+
+    same_in_both_dimensions!();
+}
+
+impl<T: Precision> StateGrid<T, 2> for Grid2<T> {
+    type Input<'a>
+        = PlanePoints<'a, T>
+    where
+        T: 'a;
+
+    fn add(
+        search: &mut NeighborSearchOn<T, Self, 2>,
+        points: PlanePoints<'_, T>,
+        dynamic: bool,
+    ) -> Result<SetId, Error> {
+        match points {
+            PlanePoints::Aos(points) if dynamic => search.add_dynamic_set(points),
+            PlanePoints::Aos(points) => search.add_static_set(points),
+            PlanePoints::Soa(x, y) => search.add_set_soa(x, y, dynamic),
+        }
+    }
+
+    fn update(
+        search: &mut NeighborSearchOn<T, Self, 2>,
+        set: SetId,
+        points: PlanePoints<'_, T>,
+    ) -> Result<(), Error> {
+        match points {
+            PlanePoints::Aos(points) => search.update_positions(set, points),
+            PlanePoints::Soa(x, y) => search.update_positions_soa(set, x, y),
+        }
+    }
+
+    fn replace(
+        search: &mut NeighborSearchOn<T, Self, 2>,
+        set: SetId,
+        points: PlanePoints<'_, T>,
+    ) -> Result<(), Error> {
+        match points {
+            PlanePoints::Aos(points) => search.replace_set(set, points),
+            PlanePoints::Soa(x, y) => search.replace_set_soa(set, x, y),
+        }
+    }
+
+    same_in_both_dimensions!();
+}
+
+/// A search in one precision and dimension: the core search plus the unique pairs per set
+/// (`State<T>` in space, [`PlaneState`] in the plane).
+pub(super) struct State<T: Precision, G = Grid<T>, const D: usize = 3> {
+    pub(super) search: NeighborSearchOn<T, G, D>,
     pub(super) sets: Vec<SetState<T>>,
     with_distances: bool,
 }
 
-impl<T: Precision> State<T> {
+/// The state of a 2-D search.
+pub(super) type PlaneState<T> = State<T, Grid2<T>, 2>;
+
+impl<T: Precision, G: StateGrid<T, D>, const D: usize> State<T, G, D> {
     pub(super) fn new(radius: T) -> Result<Self, Error> {
         Ok(Self {
-            search: NeighborSearch::new(radius)?,
+            search: NeighborSearchOn::new(radius)?,
             sets: Vec::new(),
             with_distances: false,
         })
     }
 
-    fn check_set(&self, set: SetId) -> Result<(), Error> {
+    pub(super) fn check_set(&self, set: SetId) -> Result<(), Error> {
         check_set(self.sets.len(), set)
     }
 
-    pub(super) fn add(&mut self, points: Points<'_, T>, dynamic: bool) -> Result<SetId, Error> {
-        let set = match points {
-            Points::Aos(points) if dynamic => self.search.add_dynamic_set(points)?,
-            Points::Aos(points) => self.search.add_static_set(points)?,
-            Points::Soa(x, y, z) => self.search.add_set_soa(x, y, z, dynamic)?,
-        };
+    pub(super) fn add(&mut self, points: G::Input<'_>, dynamic: bool) -> Result<SetId, Error> {
+        let set = G::add(&mut self.search, points, dynamic)?;
         self.sets
             .push(SetState::new(dynamic, self.search.max_entries()));
         Ok(set)
     }
 
-    pub(super) fn update(&mut self, set: SetId, points: Points<'_, T>) -> Result<(), Error> {
-        match points {
-            Points::Aos(points) => self.search.update_positions(set, points)?,
-            Points::Soa(x, y, z) => self.search.update_positions_soa(set, x, y, z)?,
-        }
+    pub(super) fn update(&mut self, set: SetId, points: G::Input<'_>) -> Result<(), Error> {
+        G::update(&mut self.search, set, points)?;
         self.sets[set].pairs_fresh = false;
         Ok(())
     }
 
-    pub(super) fn resize(&mut self, set: SetId, points: Points<'_, T>) -> Result<(), Error> {
-        self.search.replace_set(set, points)?;
+    pub(super) fn resize(&mut self, set: SetId, points: G::Input<'_>) -> Result<(), Error> {
+        G::replace(&mut self.search, set, points)?;
         self.sets[set].pairs_fresh = false;
         Ok(())
-    }
-
-    /// The points of set `searched` within the radius of `point`, ascending, into `out`.
-    pub(super) fn query_point(
-        &self,
-        searched: SetId,
-        point: [T; 3],
-        out: &mut Vec<u32>,
-    ) -> Result<(), Error> {
-        self.check_set(searched)?;
-        match self.search.grid(searched) {
-            Some(grid) => grid.query_point(point, out),
-            None => {
-                out.clear();
-                Ok(())
-            }
-        }
     }
 
     pub(super) fn set_pairs(&mut self, set: SetId, enabled: bool) -> Result<(), Error> {
@@ -191,11 +318,7 @@ impl<T: Precision> State<T> {
             let Some(grid) = self.search.grid(id) else {
                 continue;
             };
-            let found = if self.with_distances {
-                grid.pairs_with_distances(&mut set.pairs)
-            } else {
-                grid.pairs(&mut set.pairs)
-            };
+            let found = grid.unique_pairs(&mut set.pairs, self.with_distances);
             set.pairs_fresh = found.is_ok();
             found?;
         }
@@ -224,7 +347,7 @@ impl<T: Precision> State<T> {
 
     pub(super) fn order(&self, set: SetId) -> Result<&[u32], Error> {
         self.check_set(set)?;
-        Ok(self.search.grid(set).map_or(&[], |grid| grid.order()))
+        Ok(self.search.grid(set).map_or(&[], |grid| grid.cell_order()))
     }
 
     pub(super) fn adopt_cell_order(&mut self, set: SetId) -> Result<&[u32], Error> {
@@ -235,6 +358,25 @@ impl<T: Precision> State<T> {
 
     pub(super) fn set_len(&self, set: SetId) -> Result<usize, Error> {
         self.check_set(set)?;
-        Ok(self.search.grid(set).map_or(0, |grid| grid.len()))
+        Ok(self.search.grid(set).map_or(0, |grid| grid.point_len()))
+    }
+}
+
+impl<T: Precision> State<T> {
+    /// The points of set `searched` within the radius of `point`, ascending, into `out`.
+    pub(super) fn query_point(
+        &self,
+        searched: SetId,
+        point: [T; 3],
+        out: &mut Vec<u32>,
+    ) -> Result<(), Error> {
+        self.check_set(searched)?;
+        match self.search.grid(searched) {
+            Some(grid) => grid.query_point(point, out),
+            None => {
+                out.clear();
+                Ok(())
+            }
+        }
     }
 }
