@@ -2,10 +2,12 @@
 //! either precision and dimension (the `_2d_` functions take points of the plane).
 
 use hhg_core::building_blocks::check_count;
-use hhg_core::{Points, Real};
+use hhg_core::plane::Grid2;
+use hhg_core::{Grid, Points, Real};
 
 use super::plane::PlanePoints;
-use super::{HhgSearch, Precision, search_mut};
+use super::state::{PlaneState, State, StateGrid};
+use super::{HhgSearch, Precision, Search, search_mut};
 use crate::args::{input, output};
 use crate::status::{Failure, HhgStatus, guard};
 
@@ -40,78 +42,6 @@ unsafe fn points<'a, T: Real>(raw: RawPoints<T>, n: usize) -> Result<Points<'a, 
             Ok(Points::Soa(x, y, z))
         }
     }
-}
-
-/// The body of the `hhg_search_add_set_*` functions.
-///
-/// # Safety
-///
-/// Any `search` is checked, but no other call may use it during this one; `raw` and `n`
-/// must satisfy [`points`], and `out_set` must be NULL or point to a writable `size_t`.
-unsafe fn add_set<T: Precision>(
-    search: *mut HhgSearch,
-    raw: RawPoints<T>,
-    n: usize,
-    dynamic: bool,
-    out_set: *mut usize,
-) -> HhgStatus {
-    guard(|| {
-        // SAFETY: the caller guarantees that a live `search` is not shared during the call.
-        let mut search = unsafe { search_mut(search) }?;
-        // SAFETY: the caller guarantees that `out_set` is NULL or writable.
-        let out = unsafe { output(out_set, "out_set") }?;
-        let state = search.state_mut::<T>()?;
-        // SAFETY: the caller guarantees that `raw` holds `n` points.
-        let points = unsafe { points(raw, n) }?;
-        out.write(state.add(points, dynamic)?);
-        Ok(())
-    })
-}
-
-/// The body of the `hhg_search_update_set_*` functions.
-///
-/// # Safety
-///
-/// Any `search` is checked, but no other call may use it during this one; `raw` and `n`
-/// must satisfy [`points`].
-unsafe fn update_set<T: Precision>(
-    search: *mut HhgSearch,
-    set: usize,
-    raw: RawPoints<T>,
-    n: usize,
-) -> HhgStatus {
-    guard(|| {
-        // SAFETY: the caller guarantees that a live `search` is not shared during the call.
-        let mut search = unsafe { search_mut(search) }?;
-        let state = search.state_mut::<T>()?;
-        // SAFETY: the caller guarantees that `raw` holds `n` points.
-        let points = unsafe { points(raw, n) }?;
-        state.update(set, points)?;
-        Ok(())
-    })
-}
-
-/// The body of the `hhg_search_resize_set_*` functions.
-///
-/// # Safety
-///
-/// Any `search` is checked, but no other call may use it during this one; `raw` and `n`
-/// must satisfy [`points`].
-unsafe fn resize_set<T: Precision>(
-    search: *mut HhgSearch,
-    set: usize,
-    raw: RawPoints<T>,
-    n: usize,
-) -> HhgStatus {
-    guard(|| {
-        // SAFETY: the caller guarantees that a live `search` is not shared during the call.
-        let mut search = unsafe { search_mut(search) }?;
-        let state = search.state_mut::<T>()?;
-        // SAFETY: the caller guarantees that `raw` holds `n` points.
-        let points = unsafe { points(raw, n) }?;
-        state.resize(set, points)?;
-        Ok(())
-    })
 }
 
 /// Points of the plane as the caller passed them.
@@ -150,15 +80,70 @@ unsafe fn plane_points<'a, T: Real>(
     }
 }
 
-/// The body of the `hhg_search_add_set_*2d_*` functions.
+/// The caller's arrays of one dimension's points: how they are borrowed, and which state of
+/// the search takes them.
+trait RawInput<T: Precision, const D: usize>: Copy {
+    /// The grid of the sets these points go to.
+    type Grid: StateGrid<T, D>;
+
+    /// Borrows `n` points from the caller's arrays.
+    ///
+    /// # Safety
+    ///
+    /// As for [`points`] (3-D) or [`plane_points`] (2-D).
+    unsafe fn borrow<'a>(
+        self,
+        n: usize,
+    ) -> Result<<Self::Grid as StateGrid<T, D>>::Input<'a>, Failure>
+    where
+        T: 'a;
+
+    /// The search's state of this dimension in precision `T`, or the mismatch.
+    fn state(search: &mut Search) -> Result<&mut State<T, Self::Grid, D>, Failure>;
+}
+
+impl<T: Precision> RawInput<T, 3> for RawPoints<T> {
+    type Grid = Grid<T>;
+
+    unsafe fn borrow<'a>(self, n: usize) -> Result<Points<'a, T>, Failure>
+    where
+        T: 'a,
+    {
+        // SAFETY: the caller's contract is `points`'s.
+        unsafe { points(self, n) }
+    }
+
+    fn state(search: &mut Search) -> Result<&mut State<T>, Failure> {
+        search.state_mut::<T>()
+    }
+}
+
+impl<T: Precision> RawInput<T, 2> for RawPlanePoints<T> {
+    type Grid = Grid2<T>;
+
+    unsafe fn borrow<'a>(self, n: usize) -> Result<PlanePoints<'a, T>, Failure>
+    where
+        T: 'a,
+    {
+        // SAFETY: the caller's contract is `plane_points`'s.
+        unsafe { plane_points(self, n) }
+    }
+
+    fn state(search: &mut Search) -> Result<&mut PlaneState<T>, Failure> {
+        search.plane_mut::<T>()
+    }
+}
+
+/// The body of the `hhg_search_add_set_*` functions, in either dimension.
 ///
 /// # Safety
 ///
 /// Any `search` is checked, but no other call may use it during this one; `raw` and `n`
-/// must satisfy [`plane_points`], and `out_set` must be NULL or point to a writable `size_t`.
-unsafe fn add_set_2d<T: Precision>(
+/// must satisfy [`RawInput::borrow`], and `out_set` must be NULL or point to a writable
+/// `size_t`.
+unsafe fn add_set<T: Precision, const D: usize, R: RawInput<T, D>>(
     search: *mut HhgSearch,
-    raw: RawPlanePoints<T>,
+    raw: R,
     n: usize,
     dynamic: bool,
     out_set: *mut usize,
@@ -168,38 +153,46 @@ unsafe fn add_set_2d<T: Precision>(
         let mut search = unsafe { search_mut(search) }?;
         // SAFETY: the caller guarantees that `out_set` is NULL or writable.
         let out = unsafe { output(out_set, "out_set") }?;
-        let state = search.plane_mut::<T>()?;
+        let state = R::state(&mut search)?;
         // SAFETY: the caller guarantees that `raw` holds `n` points.
-        let points = unsafe { plane_points(raw, n) }?;
+        let points = unsafe { raw.borrow(n) }?;
         out.write(state.add(points, dynamic)?);
         Ok(())
     })
 }
 
-/// The body of the `hhg_search_update_set_*2d_*` functions (`resize` false) and the
-/// `hhg_search_resize_set_2d_*` functions (`resize` true).
+/// How [`replace_set`] changes a set's points.
+#[derive(Clone, Copy, PartialEq)]
+enum Replace {
+    /// New positions of the same points (`hhg_search_update_set_*`).
+    Positions,
+    /// Any number of points (`hhg_search_resize_set_*`).
+    Resize,
+}
+
+/// The body of the `hhg_search_update_set_*` and `hhg_search_resize_set_*` functions, in
+/// either dimension.
 ///
 /// # Safety
 ///
 /// Any `search` is checked, but no other call may use it during this one; `raw` and `n`
-/// must satisfy [`plane_points`].
-unsafe fn replace_set_2d<T: Precision>(
+/// must satisfy [`RawInput::borrow`].
+unsafe fn replace_set<T: Precision, const D: usize, R: RawInput<T, D>>(
     search: *mut HhgSearch,
     set: usize,
-    raw: RawPlanePoints<T>,
+    raw: R,
     n: usize,
-    resize: bool,
+    how: Replace,
 ) -> HhgStatus {
     guard(|| {
         // SAFETY: the caller guarantees that a live `search` is not shared during the call.
         let mut search = unsafe { search_mut(search) }?;
-        let state = search.plane_mut::<T>()?;
+        let state = R::state(&mut search)?;
         // SAFETY: the caller guarantees that `raw` holds `n` points.
-        let points = unsafe { plane_points(raw, n) }?;
-        if resize {
-            state.resize(set, points)?;
-        } else {
-            state.update(set, points)?;
+        let points = unsafe { raw.borrow(n) }?;
+        match how {
+            Replace::Positions => state.update(set, points)?,
+            Replace::Resize => state.resize(set, points)?,
         }
         Ok(())
     })
@@ -320,8 +313,8 @@ pub unsafe extern "C" fn hhg_search_update_set_f32(
     xyz: *const f32,
     n: usize,
 ) -> HhgStatus {
-    // SAFETY: this function's contract is `update_set`'s.
-    unsafe { update_set(search, set, RawPoints::Aos(xyz), n) }
+    // SAFETY: this function's contract is `replace_set`'s.
+    unsafe { replace_set(search, set, RawPoints::Aos(xyz), n, Replace::Positions) }
 }
 
 /// Replaces the positions of set `set` of an f64 search by `n` points given as `3 * n`
@@ -338,8 +331,8 @@ pub unsafe extern "C" fn hhg_search_update_set_f64(
     xyz: *const f64,
     n: usize,
 ) -> HhgStatus {
-    // SAFETY: this function's contract is `update_set`'s.
-    unsafe { update_set(search, set, RawPoints::Aos(xyz), n) }
+    // SAFETY: this function's contract is `replace_set`'s.
+    unsafe { replace_set(search, set, RawPoints::Aos(xyz), n, Replace::Positions) }
 }
 
 /// Replaces the positions of set `set` of an f32 search by three arrays of `n` floats;
@@ -358,8 +351,8 @@ pub unsafe extern "C" fn hhg_search_update_set_soa_f32(
     z: *const f32,
     n: usize,
 ) -> HhgStatus {
-    // SAFETY: this function's contract is `update_set`'s.
-    unsafe { update_set(search, set, RawPoints::Soa(x, y, z), n) }
+    // SAFETY: this function's contract is `replace_set`'s.
+    unsafe { replace_set(search, set, RawPoints::Soa(x, y, z), n, Replace::Positions) }
 }
 
 /// Replaces the positions of set `set` of an f64 search by three arrays of `n` doubles;
@@ -378,8 +371,8 @@ pub unsafe extern "C" fn hhg_search_update_set_soa_f64(
     z: *const f64,
     n: usize,
 ) -> HhgStatus {
-    // SAFETY: this function's contract is `update_set`'s.
-    unsafe { update_set(search, set, RawPoints::Soa(x, y, z), n) }
+    // SAFETY: this function's contract is `replace_set`'s.
+    unsafe { replace_set(search, set, RawPoints::Soa(x, y, z), n, Replace::Positions) }
 }
 
 /// Replaces set `set` of an f32 search by `n` points given as `3 * n` floats, where `n` may
@@ -401,8 +394,8 @@ pub unsafe extern "C" fn hhg_search_resize_set_f32(
     xyz: *const f32,
     n: usize,
 ) -> HhgStatus {
-    // SAFETY: this function's contract is `resize_set`'s.
-    unsafe { resize_set(search, set, RawPoints::Aos(xyz), n) }
+    // SAFETY: this function's contract is `replace_set`'s.
+    unsafe { replace_set(search, set, RawPoints::Aos(xyz), n, Replace::Resize) }
 }
 
 /// Replaces set `set` of an f64 search by `n` points given as `3 * n` doubles; otherwise like
@@ -419,8 +412,8 @@ pub unsafe extern "C" fn hhg_search_resize_set_f64(
     xyz: *const f64,
     n: usize,
 ) -> HhgStatus {
-    // SAFETY: this function's contract is `resize_set`'s.
-    unsafe { resize_set(search, set, RawPoints::Aos(xyz), n) }
+    // SAFETY: this function's contract is `replace_set`'s.
+    unsafe { replace_set(search, set, RawPoints::Aos(xyz), n, Replace::Resize) }
 }
 
 /// Adds a point set of `n` points of the plane given as `xy = {x0, y0, x1, y1, ...}` (`2 * n`
@@ -446,8 +439,8 @@ pub unsafe extern "C" fn hhg_search_add_set_2d_f32(
     dynamic: bool,
     out_set: *mut usize,
 ) -> HhgStatus {
-    // SAFETY: this function's contract is `add_set_2d`'s.
-    unsafe { add_set_2d(search, RawPlanePoints::Aos(xy), n, dynamic, out_set) }
+    // SAFETY: this function's contract is `add_set`'s.
+    unsafe { add_set(search, RawPlanePoints::Aos(xy), n, dynamic, out_set) }
 }
 
 /// Adds a point set of `n` points of the plane given as two arrays `x`, `y` of `n` floats
@@ -467,8 +460,8 @@ pub unsafe extern "C" fn hhg_search_add_set_soa_2d_f32(
     dynamic: bool,
     out_set: *mut usize,
 ) -> HhgStatus {
-    // SAFETY: this function's contract is `add_set_2d`'s.
-    unsafe { add_set_2d(search, RawPlanePoints::Soa(x, y), n, dynamic, out_set) }
+    // SAFETY: this function's contract is `add_set`'s.
+    unsafe { add_set(search, RawPlanePoints::Soa(x, y), n, dynamic, out_set) }
 }
 
 /// Replaces the positions of set `set` of a 2-D f32 search by `n` points given as `2 * n`
@@ -486,8 +479,8 @@ pub unsafe extern "C" fn hhg_search_update_set_2d_f32(
     xy: *const f32,
     n: usize,
 ) -> HhgStatus {
-    // SAFETY: this function's contract is `replace_set_2d`'s.
-    unsafe { replace_set_2d(search, set, RawPlanePoints::Aos(xy), n, false) }
+    // SAFETY: this function's contract is `replace_set`'s.
+    unsafe { replace_set(search, set, RawPlanePoints::Aos(xy), n, Replace::Positions) }
 }
 
 /// Replaces the positions of set `set` of a 2-D f32 search by two arrays of `n` floats;
@@ -505,8 +498,16 @@ pub unsafe extern "C" fn hhg_search_update_set_soa_2d_f32(
     y: *const f32,
     n: usize,
 ) -> HhgStatus {
-    // SAFETY: this function's contract is `replace_set_2d`'s.
-    unsafe { replace_set_2d(search, set, RawPlanePoints::Soa(x, y), n, false) }
+    // SAFETY: this function's contract is `replace_set`'s.
+    unsafe {
+        replace_set(
+            search,
+            set,
+            RawPlanePoints::Soa(x, y),
+            n,
+            Replace::Positions,
+        )
+    }
 }
 
 /// Replaces set `set` of a 2-D f32 search by `n` points given as `2 * n` floats (`xy`),
@@ -524,8 +525,8 @@ pub unsafe extern "C" fn hhg_search_resize_set_2d_f32(
     xy: *const f32,
     n: usize,
 ) -> HhgStatus {
-    // SAFETY: this function's contract is `replace_set_2d`'s.
-    unsafe { replace_set_2d(search, set, RawPlanePoints::Aos(xy), n, true) }
+    // SAFETY: this function's contract is `replace_set`'s.
+    unsafe { replace_set(search, set, RawPlanePoints::Aos(xy), n, Replace::Resize) }
 }
 
 /// Adds a point set of `n` points of the plane given as `2 * n` doubles to a 2-D f64 search
@@ -544,8 +545,8 @@ pub unsafe extern "C" fn hhg_search_add_set_2d_f64(
     dynamic: bool,
     out_set: *mut usize,
 ) -> HhgStatus {
-    // SAFETY: this function's contract is `add_set_2d`'s.
-    unsafe { add_set_2d(search, RawPlanePoints::Aos(xy), n, dynamic, out_set) }
+    // SAFETY: this function's contract is `add_set`'s.
+    unsafe { add_set(search, RawPlanePoints::Aos(xy), n, dynamic, out_set) }
 }
 
 /// Adds a point set of `n` points of the plane given as two arrays `x`, `y` of `n` doubles
@@ -565,8 +566,8 @@ pub unsafe extern "C" fn hhg_search_add_set_soa_2d_f64(
     dynamic: bool,
     out_set: *mut usize,
 ) -> HhgStatus {
-    // SAFETY: this function's contract is `add_set_2d`'s.
-    unsafe { add_set_2d(search, RawPlanePoints::Soa(x, y), n, dynamic, out_set) }
+    // SAFETY: this function's contract is `add_set`'s.
+    unsafe { add_set(search, RawPlanePoints::Soa(x, y), n, dynamic, out_set) }
 }
 
 /// Replaces the positions of set `set` of a 2-D f64 search by `n` points given as `2 * n`
@@ -584,8 +585,8 @@ pub unsafe extern "C" fn hhg_search_update_set_2d_f64(
     xy: *const f64,
     n: usize,
 ) -> HhgStatus {
-    // SAFETY: this function's contract is `replace_set_2d`'s.
-    unsafe { replace_set_2d(search, set, RawPlanePoints::Aos(xy), n, false) }
+    // SAFETY: this function's contract is `replace_set`'s.
+    unsafe { replace_set(search, set, RawPlanePoints::Aos(xy), n, Replace::Positions) }
 }
 
 /// Replaces the positions of set `set` of a 2-D f64 search by two arrays of `n` doubles;
@@ -603,8 +604,16 @@ pub unsafe extern "C" fn hhg_search_update_set_soa_2d_f64(
     y: *const f64,
     n: usize,
 ) -> HhgStatus {
-    // SAFETY: this function's contract is `replace_set_2d`'s.
-    unsafe { replace_set_2d(search, set, RawPlanePoints::Soa(x, y), n, false) }
+    // SAFETY: this function's contract is `replace_set`'s.
+    unsafe {
+        replace_set(
+            search,
+            set,
+            RawPlanePoints::Soa(x, y),
+            n,
+            Replace::Positions,
+        )
+    }
 }
 
 /// Replaces set `set` of a 2-D f64 search by `n` points given as `2 * n` doubles (`xy`),
@@ -622,6 +631,6 @@ pub unsafe extern "C" fn hhg_search_resize_set_2d_f64(
     xy: *const f64,
     n: usize,
 ) -> HhgStatus {
-    // SAFETY: this function's contract is `replace_set_2d`'s.
-    unsafe { replace_set_2d(search, set, RawPlanePoints::Aos(xy), n, true) }
+    // SAFETY: this function's contract is `replace_set`'s.
+    unsafe { replace_set(search, set, RawPlanePoints::Aos(xy), n, Replace::Resize) }
 }
