@@ -7,23 +7,7 @@ use hhg::*;
 use hhg_core::reorder::apply_order;
 use hhg_core::{Error, Grid, MAX_POINTS, NeighborSearch, PairList, Real};
 
-/// A small deterministic random generator (SplitMix64).
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A uniform value in `[lo, hi)`.
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+use crate::common::{Failed, SplitMix64, check, last_error, moved, query_in_two_calls};
 
 /// `n` uniform points in the box `[lo, lo + size)^3`.
 fn random_points<T: Real>(rng: &mut SplitMix64, n: usize, lo: f64, size: f64) -> Vec<[T; 3]> {
@@ -35,32 +19,6 @@ fn random_points<T: Real>(rng: &mut SplitMix64, n: usize, lo: f64, size: f64) ->
 /// The three coordinate columns of AoS points.
 fn columns<T: Real>(points: &[[T; 3]]) -> [Vec<T>; 3] {
     std::array::from_fn(|axis| points.iter().map(|p| p[axis]).collect())
-}
-
-/// The thread's last error message.
-fn last_error() -> String {
-    // SAFETY: hhg_last_error_message returns a NUL-terminated string that stays valid until
-    // the next hhg call on this thread; it is copied at once.
-    unsafe { CStr::from_ptr(hhg_last_error_message()) }
-        .to_string_lossy()
-        .into_owned()
-}
-
-/// A failed call: its status and the last error message right after it.
-type Failed = (HhgStatus, String);
-
-/// `Ok` for `HHG_STATUS_OK`, otherwise the status with the last error message.
-fn check(status: HhgStatus) -> Result<(), Failed> {
-    if status == HhgStatus::Ok {
-        assert_eq!(
-            last_error(),
-            "",
-            "a successful call leaves no error message"
-        );
-        Ok(())
-    } else {
-        Err((status, last_error()))
-    }
 }
 
 /// The entry points of one precision, so that tests run for both.
@@ -430,14 +388,6 @@ fn core_pairs<T: Real>(points: &[[T; 3]], radius: T, with_distances: bool) -> Pa
         pairs: pairs.pairs().to_vec(),
         distances: pairs.distances_squared().map(<[T]>::to_vec),
     }
-}
-
-/// A fluid moved by a random step.
-fn moved<T: Real>(rng: &mut SplitMix64, points: &[[T; 3]]) -> Vec<[T; 3]> {
-    points
-        .iter()
-        .map(|p| std::array::from_fn(|a| T::from_f64(p[a].to_f64() + rng.range(-0.2, 0.2))))
-        .collect()
 }
 
 /// Runs a fluid (dynamic, AoS) and a boundary (static, SoA) through the C API and through
@@ -1168,40 +1118,11 @@ impl<T: CReal> Search<T> {
     /// The neighbours of `point` in set `searched`, through a first call with `capacity`
     /// entries and, when they do not fit, a second with room for all.
     fn query(&self, searched: usize, point: [T; 3], capacity: usize) -> Result<Vec<u32>, Failed> {
-        let mut found = vec![u32::MAX; capacity];
-        let mut count = usize::MAX;
-        // SAFETY: `point` holds 3 values, `found` `capacity` writable entries, `count` is
-        // writable.
-        check(unsafe {
-            T::QUERY(
-                self.raw,
-                searched,
-                point.as_ptr(),
-                found.as_mut_ptr(),
-                capacity,
-                &mut count,
-            )
-        })?;
-        if count > capacity {
-            assert!(
-                found.iter().all(|&i| i != u32::MAX),
-                "the first call fills its array"
-            );
-            found.resize(count, u32::MAX);
-            // SAFETY: as above, with `count` entries.
-            check(unsafe {
-                T::QUERY(
-                    self.raw,
-                    searched,
-                    point.as_ptr(),
-                    found.as_mut_ptr(),
-                    count,
-                    &mut count,
-                )
-            })?;
-        }
-        found.truncate(count);
-        Ok(found)
+        query_in_two_calls(capacity, |found, capacity, count| {
+            // SAFETY: `point` holds 3 values, `found` `capacity` writable entries, `count` is
+            // writable.
+            unsafe { T::QUERY(self.raw, searched, point.as_ptr(), found, capacity, count) }
+        })
     }
 }
 

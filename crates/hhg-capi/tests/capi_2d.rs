@@ -6,49 +6,7 @@ use std::ptr;
 use hhg::*;
 use hhg_core::Real;
 
-/// A small deterministic random generator (SplitMix64).
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A uniform value in `[lo, hi)`.
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-/// The thread's last error message.
-fn last_error() -> String {
-    // SAFETY: hhg_last_error_message returns a NUL-terminated string that stays valid until
-    // the next hhg call on this thread; it is copied at once.
-    unsafe { CStr::from_ptr(hhg_last_error_message()) }
-        .to_string_lossy()
-        .into_owned()
-}
-
-/// A failed call: its status and the last error message right after it.
-type Failed = (HhgStatus, String);
-
-/// `Ok` for `HHG_STATUS_OK`, otherwise the status with the last error message.
-fn check(status: HhgStatus) -> Result<(), Failed> {
-    if status == HhgStatus::Ok {
-        assert_eq!(
-            last_error(),
-            "",
-            "a successful call leaves no error message"
-        );
-        Ok(())
-    } else {
-        Err((status, last_error()))
-    }
-}
+use crate::common::{Failed, SplitMix64, check, last_error, moved, query_in_two_calls};
 
 type New<T> = unsafe extern "C" fn(T, *mut *mut HhgSearch) -> HhgStatus;
 type Add<T> = unsafe extern "C" fn(*mut HhgSearch, *const T, usize, bool, *mut usize) -> HhgStatus;
@@ -310,39 +268,11 @@ impl<T: CReal> Search2<T> {
     /// The neighbours of `point` in set `searched`, through a first call with `capacity`
     /// entries and, when they do not fit, a second with room for all.
     fn query(&self, searched: usize, point: [T; 2], capacity: usize) -> Result<Vec<u32>, Failed> {
-        let mut found = vec![u32::MAX; capacity];
-        let mut count = usize::MAX;
-        // SAFETY: `point` holds 2 values, `found` `capacity` writable entries.
-        check(unsafe {
-            T::QUERY(
-                self.raw,
-                searched,
-                point.as_ptr(),
-                found.as_mut_ptr(),
-                capacity,
-                &mut count,
-            )
-        })?;
-        if count > capacity {
-            assert!(
-                found.iter().all(|&i| i != u32::MAX),
-                "the first call fills its array"
-            );
-            found.resize(count, u32::MAX);
-            // SAFETY: as above, with `count` entries.
-            check(unsafe {
-                T::QUERY(
-                    self.raw,
-                    searched,
-                    point.as_ptr(),
-                    found.as_mut_ptr(),
-                    count,
-                    &mut count,
-                )
-            })?;
-        }
-        found.truncate(count);
-        Ok(found)
+        query_in_two_calls(capacity, |found, capacity, count| {
+            // SAFETY: `point` holds 2 values, `found` `capacity` writable entries, `count` is
+            // writable.
+            unsafe { T::QUERY(self.raw, searched, point.as_ptr(), found, capacity, count) }
+        })
     }
 }
 
@@ -398,14 +328,6 @@ fn scene<T: Real>(rng: &mut SplitMix64, n: usize, lo: f64, size: f64, radius: f6
         }
     }
     points
-}
-
-/// The points moved by up to 0.2 along each axis.
-fn moved<T: Real>(rng: &mut SplitMix64, points: &[[T; 2]]) -> Vec<[T; 2]> {
-    points
-        .iter()
-        .map(|p| p.map(|v| T::from_f64(v.to_f64() + rng.range(-0.2, 0.2))))
-        .collect()
 }
 
 /// Checks every list of the active pairs of sets against brute force, the distances bit

@@ -5,5 +5,6 @@
 mod c_examples;
 mod capi;
 mod capi_2d;
+mod common;
 mod compactnsearch_layer;
 mod header;
