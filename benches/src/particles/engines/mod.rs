@@ -535,6 +535,39 @@ mod tests {
     }
 
     #[test]
+    fn plane_engines_keep_exact_boundary_pairs_at_negative_coordinates() {
+        // A 5 x 5 lattice of spacing 1 in the plane around the origin has 40 axis-aligned
+        // pairs at distance exactly 1, which the inclusive predicate keeps, with one radius
+        // and with radii of 1 (and radii of 0.5 beside them, where `max(ri, rj)` decides).
+        let points: Vec<[f32; 3]> = (0..25)
+            .map(|k| [(k % 5) as f32 - 2.5, (k / 5) as f32 - 1e3, 0.0])
+            .collect();
+        let ones = vec![1.0f32; 25];
+        let small = vec![0.5f32; 25];
+        let halves: Vec<f32> = (0..25)
+            .map(|k| if k % 2 == 0 { 1.0 } else { 0.5 })
+            .collect();
+        let below = 1.0f32 - f32::EPSILON;
+        for (radius, pairs) in [
+            (Radius::Plane(1.0), 40),
+            (Radius::PlanePerPoint(&ones), 40),
+            (Radius::PlanePerPoint(&halves), 40),
+            (Radius::PlanePerPoint(&small), 0),
+            (Radius::Plane(below), 0),
+        ] {
+            let brute = Engine::Brute
+                .run_with(&points, radius, None)
+                .unwrap()
+                .stats(None);
+            assert_eq!(brute.pairs, pairs, "{radius:?}");
+            for engine in [Engine::Hhg, Engine::Kiddo, Engine::Rstar] {
+                let stats = engine.run_with(&points, radius, None).unwrap().stats(None);
+                assert_eq!(stats, brute, "{engine} {radius:?}");
+            }
+        }
+    }
+
+    #[test]
     fn kiddo_keeps_exact_boundary_pairs() {
         // A 3 x 3 x 3 lattice of spacing 1 has 54 axis-aligned pairs at distance exactly 1,
         // which the inclusive predicate keeps.
