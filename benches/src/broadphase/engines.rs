@@ -242,7 +242,7 @@ pub type BroadOutput = PairListStats;
 mod tests {
     use super::*;
     use crate::broadphase::Aabb;
-    use crate::broadphase::scenario::Scenario;
+    use crate::broadphase::scenario::{Scenario, plane_box};
 
     #[test]
     fn engine_names_round_trip() {
@@ -263,13 +263,7 @@ mod tests {
                 max: [b.max[0], b.max[1], 0.0],
             })
             .collect();
-        let plane: Vec<hhg_core::broad::Aabb2<f32>> = boxes
-            .iter()
-            .map(|b| hhg_core::broad::Aabb2 {
-                min: [b.min[0], b.min[1]],
-                max: [b.max[0], b.max[1]],
-            })
-            .collect();
+        let plane: Vec<_> = boxes.iter().map(plane_box).collect();
         let mut want = Vec::new();
         brute::all_pairs(&boxes, &mut want);
         assert!(want.len() > 2000, "{}", want.len());

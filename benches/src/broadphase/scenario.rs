@@ -216,6 +216,14 @@ pub fn long_box_edge(n: usize) -> f64 {
     (lo * hi).sqrt()
 }
 
+/// The `x` and `y` of a box: its rectangle in the plane.
+pub fn plane_box(b: &Aabb<f32>) -> Aabb2<f32> {
+    Aabb2 {
+        min: [b.min[0], b.min[1]],
+        max: [b.max[0], b.max[1]],
+    }
+}
+
 /// A value drawn by `draw` on each of the first `dimensions` axes, in axis order, and 0 on the
 /// others (`z` in the plane).
 fn on_axes(dimensions: usize, mut draw: impl FnMut() -> f64) -> [f64; 3] {
@@ -448,10 +456,7 @@ impl Scenario {
         }
         if self.scene.dimensions() == 2 {
             self.plane.clear();
-            self.plane.extend(self.boxes.iter().map(|b| Aabb2 {
-                min: [b.min[0], b.min[1]],
-                max: [b.max[0], b.max[1]],
-            }));
+            self.plane.extend(self.boxes.iter().map(plane_box));
         }
     }
 }
