@@ -1,6 +1,7 @@
 //! Seeded, deterministic benchmark scenes: uniform, SPH dam break, Gaussian clusters, a thin
-//! sheet, a cube with one far outlier, particles whose radii spread over 8x or 100x, and a
-//! frame of hhg-sph's dam-break simulation.
+//! sheet, a cube with one far outlier, particles whose radii spread over 8x or 100x, a frame
+//! of hhg-sph's dam-break simulation, and the 2-D scenes in the plane `z = 0` (uniform, dam
+//! break with walls, radii over 8x and 100x).
 //!
 //! Every fixed-radius scene but `sph` uses the search radius [`RADIUS`]; `sph` searches within
 //! its kernel support ([`sph_radius`]) and the variable-radius scene gives each particle its
@@ -56,8 +57,17 @@ pub const VARIABLE_MAX_RADIUS: f32 = 2.0;
 /// 100 times larger.
 pub const VARIABLE100_MIN_RADIUS: f32 = 0.02;
 
-/// The mean neighbour count the variable-radius scenes are tuned for (rule `max(ri, rj)`).
+/// The mean neighbour count the variable-radius scenes are tuned for (rule `max(ri, rj)`),
+/// in 3-D and in the plane.
 pub const VARIABLE_NEIGHBORS: f64 = 40.0;
+
+/// The lattice spacing of the 2-D dam break in units of the radius: `r = 2h` with
+/// `h = 1.3 dx` (hhg-sph's smoothing ratio), so `dx = r / 2.6` and a fluid particle sees about
+/// `pi 2.6^2 - 1`, 20, neighbours.
+pub const DAMBREAK2D_SPACING: f64 = 1.0 / 2.6;
+
+/// The layers of wall particles of the 2-D dam break (hhg-sph's `ceil(2 * 1.3)`).
+pub const DAMBREAK2D_WALL_LAYERS: usize = 3;
 
 /// The solver steps hhg-sph's dam break runs before the `sph` scene takes its frame.
 ///
@@ -117,9 +127,22 @@ pub enum Scene {
     /// Points uniform in a square in the plane `z = 0`, about [`UNIFORM2D_NEIGHBORS`]
     /// neighbours per point (issue 25): hhg runs its plane grid (`hhg_core::plane::Grid2`) and
     /// kiddo its 2-D tree on them. Not among [`Scene::ALL`] (the default runs); named on the
-    /// command line (`--scene uniform2d`). Declared last so that the other scenes keep their
-    /// seeds.
+    /// command line (`--scene uniform2d`), like every scene of [`Scene::PLANE`]. Declared
+    /// after the 3-D scenes so that they keep their seeds.
     Uniform2d,
+    /// A 2-D dam break in the plane `z = 0`: a jittered fluid column on a square lattice of
+    /// spacing [`DAMBREAK2D_SPACING`] (width : height = 1 : 2) standing in the left third of a
+    /// tank, and [`DAMBREAK2D_WALL_LAYERS`] layers of wall particles on an exact lattice below
+    /// and beside the tank; about 20 neighbours per fluid particle. hhg runs `Grid2`, kiddo its
+    /// 2-D tree.
+    Dambreak2d,
+    /// Like [`Scene::Variable`] in the plane `z = 0`: points uniform in a square, radii
+    /// log-uniform over 8x, about [`VARIABLE_NEIGHBORS`] neighbours on average by the rule
+    /// `max(ri, rj)`. hhg runs `VariableRadiusSearch2`, kiddo its 2-D tree within the largest
+    /// radius.
+    Variable2d,
+    /// Like [`Scene::Variable2d`] with radii log-uniform over 100x, as [`Scene::Variable100`].
+    Variable100Plane,
 }
 
 /// The points of a generated scene and its radius rule.
@@ -158,6 +181,14 @@ impl Scene {
         Scene::Sph,
     ];
 
+    /// The 2-D scenes, in the plane `z = 0` (not among [`Scene::ALL`]: named with `--scene`).
+    pub const PLANE: [Scene; 4] = [
+        Scene::Uniform2d,
+        Scene::Dambreak2d,
+        Scene::Variable2d,
+        Scene::Variable100Plane,
+    ];
+
     /// The scenes every hashing scheme runs on by default.
     pub const SCHEME_DEFAULT: [Scene; 3] = [Scene::Uniform, Scene::Dambreak, Scene::Clustered];
 
@@ -174,6 +205,9 @@ impl Scene {
             Scene::Variable100 => "variable100",
             Scene::Sph => "sph",
             Scene::Uniform2d => "uniform2d",
+            Scene::Dambreak2d => "dambreak2d",
+            Scene::Variable2d => "variable2d",
+            Scene::Variable100Plane => "variable100-2d",
         }
     }
 
@@ -195,20 +229,20 @@ impl Scene {
 
     /// Whether the scene lies in the plane `z = 0`, searched in 2-D where an engine can.
     pub fn is_plane(self) -> bool {
-        self == Scene::Uniform2d
+        Scene::PLANE.contains(&self)
     }
 
     /// Whether the points have radii of their own.
     pub fn is_variable(self) -> bool {
-        matches!(self, Scene::Variable | Scene::Variable100)
+        self.min_radius().is_some()
     }
 
     /// The smallest radius of a variable-radius scene (its largest is
     /// [`VARIABLE_MAX_RADIUS`]), `None` for fixed-radius scenes.
     pub fn min_radius(self) -> Option<f32> {
         match self {
-            Scene::Variable => Some(VARIABLE_MIN_RADIUS),
-            Scene::Variable100 => Some(VARIABLE100_MIN_RADIUS),
+            Scene::Variable | Scene::Variable2d => Some(VARIABLE_MIN_RADIUS),
+            Scene::Variable100 | Scene::Variable100Plane => Some(VARIABLE100_MIN_RADIUS),
             _ => None,
         }
     }
@@ -217,7 +251,7 @@ impl Scene {
     /// depends on `n`); the largest radius of the variable one.
     pub fn radius(self, n: usize) -> f32 {
         match self {
-            Scene::Variable | Scene::Variable100 => VARIABLE_MAX_RADIUS,
+            _ if self.is_variable() => VARIABLE_MAX_RADIUS,
             Scene::Sph => sph_radius(n),
             _ => RADIUS,
         }
@@ -231,11 +265,11 @@ impl Scene {
     /// particles for the search).
     pub fn data(self, n: usize, seed: u64) -> SceneData {
         if let Some(min_radius) = self.min_radius() {
-            let (points, radii) = variable(n, min_radius, &mut Rng::new(seed));
+            let (points, radii) = variable(n, min_radius, self.dimensions(), &mut Rng::new(seed));
             return SceneData {
                 points,
                 radius: VARIABLE_MAX_RADIUS,
-                plane: false,
+                plane: self.is_plane(),
                 radii: Some(radii),
                 periodic: None,
                 solver_order: None,
@@ -262,6 +296,11 @@ impl Scene {
         }
     }
 
+    /// The number of coordinates the scene's points vary in: 2 in the plane, else 3.
+    pub fn dimensions(self) -> usize {
+        if self.is_plane() { 2 } else { 3 }
+    }
+
     /// The seed for `n` points of this scene, derived from the run's base seed.
     pub fn seed(self, base: u64, n: usize) -> u64 {
         let mut s = base ^ ((self as u64 + 1) << 56) ^ n as u64;
@@ -279,7 +318,7 @@ impl Scene {
     pub fn generate(self, n: usize, seed: u64) -> Vec<[f32; 3]> {
         let mut rng = Rng::new(seed);
         if let Some(min_radius) = self.min_radius() {
-            return variable(n, min_radius, &mut rng).0;
+            return variable(n, min_radius, self.dimensions(), &mut rng).0;
         }
         if self == Scene::Sph {
             return sph(n, &mut rng).0;
@@ -292,7 +331,12 @@ impl Scene {
             Scene::Outlier => outlier(n, &mut rng),
             Scene::Periodic => periodic(n, &mut rng),
             Scene::Uniform2d => uniform2d(n, &mut rng),
-            Scene::Variable | Scene::Variable100 | Scene::Sph => unreachable!("returned above"),
+            Scene::Dambreak2d => dambreak2d(n, &mut rng),
+            Scene::Variable
+            | Scene::Variable100
+            | Scene::Variable2d
+            | Scene::Variable100Plane
+            | Scene::Sph => unreachable!("returned above"),
         };
         rng.shuffle(&mut points);
         points
@@ -311,12 +355,13 @@ impl FromStr for Scene {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Scene::ALL
             .into_iter()
-            .chain([Scene::Uniform2d])
+            .chain(Scene::PLANE)
             .find(|scene| scene.name() == s)
             .ok_or_else(|| {
                 format!(
                     "unknown scene `{s}` (expected uniform, dambreak, clustered, sheet, outlier, \
-                     periodic, variable, variable100, sph or uniform2d)"
+                     periodic, variable, variable100, sph, uniform2d, dambreak2d, variable2d or \
+                     variable100-2d)"
                 )
             })
     }
@@ -429,34 +474,58 @@ fn outlier(n: usize, rng: &mut Rng) -> Vec<[f32; 3]> {
 }
 
 /// The mean of `max(ri, rj)^3` over all ordered pairs `(i, j)`, `i == j` included.
+pub fn mean_max_cubed(radii: &[f32]) -> f64 {
+    mean_max_power(radii, 3)
+}
+
+/// The mean of `max(ri, rj)^power` over all ordered pairs `(i, j)`, `i == j` included.
 ///
 /// With the radii sorted ascending, `r_k` is the larger of `2k + 1` of the `n^2` pairs.
-pub fn mean_max_cubed(radii: &[f32]) -> f64 {
+pub fn mean_max_power(radii: &[f32], power: u32) -> f64 {
     let mut sorted: Vec<f64> = radii.iter().map(|&r| f64::from(r)).collect();
     sorted.sort_by(f64::total_cmp);
     let n = sorted.len() as f64;
     let sum: f64 = sorted
         .iter()
         .enumerate()
-        .map(|(k, r)| (2 * k + 1) as f64 * r * r * r)
+        // `((1 r) r) r` is `(r r) r` exactly, as the 3-D scenes always computed it.
+        .map(|(k, &r)| (2 * k + 1) as f64 * (0..power).fold(1.0, |product, _| product * r))
         .sum();
     if n > 0.0 { sum / (n * n) } else { 0.0 }
 }
 
-/// Points uniform in a cube and radii log-uniform from `min_radius` to
-/// [`VARIABLE_MAX_RADIUS`], the cube sized so that the mean neighbour count by
-/// `max(ri, rj)` is [`VARIABLE_NEIGHBORS`] (fewer near the faces).
-fn variable(n: usize, min_radius: f32, rng: &mut Rng) -> (Vec<[f32; 3]>, Vec<f32>) {
+/// Points uniform in a cube (`dimensions` 3) or in a square in the plane `z = 0`
+/// (`dimensions` 2) and radii log-uniform from `min_radius` to [`VARIABLE_MAX_RADIUS`], the
+/// cube or square sized so that the mean neighbour count by `max(ri, rj)` is
+/// [`VARIABLE_NEIGHBORS`] (fewer near the faces).
+fn variable(
+    n: usize,
+    min_radius: f32,
+    dimensions: usize,
+    rng: &mut Rng,
+) -> (Vec<[f32; 3]>, Vec<f32>) {
     let spread = f64::from(VARIABLE_MAX_RADIUS) / f64::from(min_radius);
     let radii: Vec<f32> = (0..n)
         .map(|_| (f64::from(min_radius) * spread.powf(rng.next_f64())) as f32)
         .collect();
-    // Expected neighbours: rho * 4/3 pi E[max(ri, rj)^3], so the volume is n / rho.
-    let volume =
-        n as f64 * 4.0 / 3.0 * std::f64::consts::PI * mean_max_cubed(&radii) / VARIABLE_NEIGHBORS;
-    let side = volume.cbrt();
+    // Expected neighbours: rho * 4/3 pi E[max(ri, rj)^3] in 3-D, rho * pi E[max(ri, rj)^2] in
+    // the plane, so the volume (or area) is n / rho.
+    let pi = std::f64::consts::PI;
+    let side = if dimensions == 2 {
+        (n as f64 * pi * mean_max_power(&radii, 2) / VARIABLE_NEIGHBORS).sqrt()
+    } else {
+        (n as f64 * 4.0 / 3.0 * pi * mean_max_cubed(&radii) / VARIABLE_NEIGHBORS).cbrt()
+    };
     let points = (0..n)
-        .map(|_| [0; 3].map(|_| rng.uniform(0.0, side) as f32))
+        .map(|_| {
+            std::array::from_fn(|axis| {
+                if axis < dimensions {
+                    rng.uniform(0.0, side) as f32
+                } else {
+                    0.0
+                }
+            })
+        })
         .collect();
     (points, radii)
 }
@@ -481,6 +550,61 @@ fn dambreak(n: usize, rng: &mut Rng) -> Vec<[f32; 3]> {
                 let site = [ix as f64 * h, iy as f64 * h, iz as f64 * h];
                 points.push(site.map(|c| (c + rng.uniform(-jitter, jitter)) as f32));
             }
+        }
+    }
+    points
+}
+
+/// The lattice of the 2-D dam break for `n` points: the fluid column's width in lattice sites
+/// (its height is twice that) and the wall particles' count.
+///
+/// The tank is three columns wide and as high as the column; the walls are
+/// [`DAMBREAK2D_WALL_LAYERS`] layers below it (the floor, as wide as the tank and both side
+/// walls) and beside it. The width is the smallest for which column and walls hold `n` points.
+pub fn dambreak2d_layout(n: usize) -> (usize, usize) {
+    let layers = DAMBREAK2D_WALL_LAYERS;
+    let walls = |width: usize| layers * (3 * width + 2 * layers) + 2 * layers * (2 * width);
+    let mut width = 1;
+    while 2 * width * width + walls(width) < n {
+        width += 1;
+    }
+    (width, walls(width))
+}
+
+/// A 2-D dam break in the plane `z = 0` (see [`Scene::Dambreak2d`]): first the wall particles
+/// (on an exact lattice, all of them, or the first `n` where `n` is smaller), then the fluid
+/// column filled row by row from the floor up (its top row partly filled), every fluid
+/// coordinate jittered by up to `0.05 dx`.
+fn dambreak2d(n: usize, rng: &mut Rng) -> Vec<[f32; 3]> {
+    let dx = DAMBREAK2D_SPACING * f64::from(RADIUS);
+    let jitter = 0.05 * dx;
+    let (width, _) = dambreak2d_layout(n);
+    let layers = DAMBREAK2D_WALL_LAYERS as i64;
+    let (tank_width, tank_height) = (3 * width as i64, 2 * width as i64);
+    let mut points = Vec::with_capacity(n);
+    let site = |ix: i64, iy: i64| [ix as f64 * dx, iy as f64 * dx];
+    // The floor under the tank and both walls, then the walls beside the tank.
+    let floor = (-layers..0).flat_map(|iy| (-layers..tank_width + layers).map(move |ix| (ix, iy)));
+    let sides = (0..tank_height).flat_map(|iy| {
+        (-layers..0)
+            .chain(tank_width..tank_width + layers)
+            .map(move |ix| (ix, iy))
+    });
+    for (ix, iy) in floor.chain(sides).take(n) {
+        let [x, y] = site(ix, iy);
+        points.push([x as f32, y as f32, 0.0]);
+    }
+    'fill: for iy in 0.. {
+        for ix in 0..width as i64 {
+            if points.len() == n {
+                break 'fill;
+            }
+            let [x, y] = site(ix, iy);
+            points.push([
+                (x + rng.uniform(-jitter, jitter)) as f32,
+                (y + rng.uniform(-jitter, jitter)) as f32,
+                0.0,
+            ]);
         }
     }
     points

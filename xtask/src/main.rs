@@ -30,7 +30,7 @@ USAGE:
         and RUSTFLAGS=\"-C target-cpu=native\" (added to any RUSTFLAGS already set) into
         target/native and runs it with ARGS; the report records the flags and the profile
         (HHG_BENCH_RUSTFLAGS, HHG_BENCH_PROFILE). The quick default leaves out the parry3d
-        peer (half of a cold build); --full, or an argument naming parry or the broadphase
+        and parry2d peers (half of a cold build); --full, or an argument naming parry or the broadphase
         suite, builds it in. With --lto, builds with the `release` profile (fat LTO, one
         codegen unit: about ten more minutes of build, measured no faster here). With
         --portable, builds without target-cpu=native into target/portable instead. A set
@@ -222,8 +222,9 @@ struct BenchPlan {
     profile: &'static str,
     /// The RUSTFLAGS for the build, also handed to the binary as HHG_BENCH_RUSTFLAGS.
     rustflags: String,
-    /// Whether to build the bench's `parry` feature (the parry3d BVH peer), which about doubles
-    /// a cold build: for `--full`, and when an argument names parry or the broad-phase suite.
+    /// Whether to build the bench's `parry` feature (the parry3d and parry2d BVH peers), which
+    /// about doubles a cold build: for `--full`, and when an argument names parry or the
+    /// broad-phase suite.
     with_parry: bool,
     /// The arguments for hhg-bench.
     forwarded: Vec<OsString>,

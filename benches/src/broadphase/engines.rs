@@ -10,6 +10,11 @@
 //! sort-and-sweep and brute force, which know no statics, drop static-static pairs as they
 //! write them out (inside the detection time). parry takes finite boxes only, so it skips the
 //! scene with infinite slabs.
+//!
+//! In the plane (the 2-D scenes), hhg runs `BroadPhase2` or `Scene2` on the scenario's plane
+//! boxes and parry its parry2d tree; sort-and-sweep and brute force run as in space on the
+//! scenario's 3-D boxes, whose `z` is 0 to 0 (so every pair overlaps in `z` and the pairs are
+//! the plane's).
 
 use std::fmt;
 use std::str::FromStr;
@@ -18,7 +23,7 @@ use crate::broadphase::PairListStats;
 use crate::broadphase::brute::{self, BRUTE_MAX_N};
 use crate::broadphase::hhg::{HhgBroadPhase, HhgScene};
 #[cfg(feature = "parry")]
-use crate::broadphase::parry::ParryBvh;
+use crate::broadphase::parry::{BvhPeer, ParryBvh, ParryBvh2};
 use crate::broadphase::sap::SweepAndPrune;
 use crate::broadphase::scenario::{BroadScene, Scenario};
 
@@ -29,7 +34,8 @@ pub enum BroadEngine {
     Hhg,
     /// Terdiman's sort-and-sweep box pruning with an 8-lane SIMD inner test ([`crate::broadphase::sap`]).
     Sap,
-    /// parry3d's dynamic BVH (`crate::broadphase::parry`, built with the `parry` feature).
+    /// parry3d's dynamic BVH, parry2d's in the plane (`crate::broadphase::parry`, built with
+    /// the `parry` feature).
     Parry,
     /// All pairs, O(n^2); only up to [`BRUTE_MAX_N`] boxes.
     Brute,
@@ -95,12 +101,19 @@ impl BroadEngine {
     /// A fresh, empty state of this engine for `scene`, or why the engine cannot run it.
     pub fn state(self, scene: BroadScene) -> Result<BroadState, String> {
         self.takes(scene)?;
+        let plane = scene.dimensions() == 2;
         Ok(match self {
+            BroadEngine::Hhg if scene.has_statics() && plane => {
+                BroadState::HhgScenePlane(Box::default())
+            }
             BroadEngine::Hhg if scene.has_statics() => BroadState::HhgScene(Box::default()),
+            BroadEngine::Hhg if plane => BroadState::HhgPlane(Box::default()),
             BroadEngine::Hhg => BroadState::Hhg(Box::default()),
             BroadEngine::Sap => BroadState::Sap(Box::default()),
             #[cfg(feature = "parry")]
-            BroadEngine::Parry => BroadState::Parry(Box::default()),
+            BroadEngine::Parry if plane => BroadState::Parry(Box::new(ParryBvh2::new())),
+            #[cfg(feature = "parry")]
+            BroadEngine::Parry => BroadState::Parry(Box::new(ParryBvh::new())),
             #[cfg(not(feature = "parry"))]
             BroadEngine::Parry => return Err(self.not_built_message()),
             BroadEngine::Brute => BroadState::Brute,
@@ -143,11 +156,15 @@ pub enum BroadState {
     Hhg(Box<HhgBroadPhase>),
     /// hhg's persistent scene (scenes with static objects).
     HhgScene(Box<HhgScene>),
+    /// hhg's broad phase in the plane (`BroadPhase2`).
+    HhgPlane(Box<HhgBroadPhase<2>>),
+    /// hhg's persistent scene in the plane (`Scene2`, the plane scenes with static objects).
+    HhgScenePlane(Box<HhgScene<2>>),
     /// The sort-and-sweep buffers.
     Sap(Box<SweepAndPrune>),
-    /// parry's tree and update buffers.
+    /// parry's tree (parry3d's, or parry2d's in the plane) and update buffers.
     #[cfg(feature = "parry")]
-    Parry(Box<ParryBvh>),
+    Parry(Box<dyn BvhPeer>),
     /// Brute force keeps nothing.
     Brute,
 }
@@ -161,6 +178,13 @@ impl BroadState {
             BroadState::Hhg(hhg) => hhg.build(boxes)?,
             BroadState::HhgScene(hhg) if first => hhg.setup(boxes, scenario.statics())?,
             BroadState::HhgScene(hhg) => hhg.update(boxes, scenario.moving())?,
+            BroadState::HhgPlane(hhg) => hhg.build(scenario.plane_boxes())?,
+            BroadState::HhgScenePlane(hhg) if first => {
+                hhg.setup(scenario.plane_boxes(), scenario.statics())?;
+            }
+            BroadState::HhgScenePlane(hhg) => {
+                hhg.update(scenario.plane_boxes(), scenario.moving())?;
+            }
             BroadState::Sap(sap) => sap.update(boxes),
             #[cfg(feature = "parry")]
             BroadState::Parry(parry) if first => parry.setup(boxes),
@@ -182,6 +206,8 @@ impl BroadState {
         match self {
             BroadState::Hhg(hhg) => hhg.pairs(out)?,
             BroadState::HhgScene(hhg) => return hhg.pairs(out),
+            BroadState::HhgPlane(hhg) => hhg.pairs(out)?,
+            BroadState::HhgScenePlane(hhg) => return hhg.pairs(out),
             BroadState::Sap(sap) => sap.pairs(out),
             #[cfg(feature = "parry")]
             BroadState::Parry(parry) => parry.pairs(boxes, out),
@@ -199,6 +225,8 @@ impl BroadState {
         match self {
             BroadState::Hhg(hhg) => hhg.heap_bytes(),
             BroadState::HhgScene(hhg) => hhg.heap_bytes(),
+            BroadState::HhgPlane(hhg) => hhg.heap_bytes(),
+            BroadState::HhgScenePlane(hhg) => hhg.heap_bytes(),
             BroadState::Sap(sap) => sap.heap_bytes(),
             #[cfg(feature = "parry")]
             BroadState::Parry(parry) => parry.heap_bytes(),
@@ -213,7 +241,8 @@ pub type BroadOutput = PairListStats;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::broadphase::scenario::Scenario;
+    use crate::broadphase::Aabb;
+    use crate::broadphase::scenario::{Scenario, plane_box};
 
     #[test]
     fn engine_names_round_trip() {
@@ -225,8 +254,44 @@ mod tests {
     }
 
     #[test]
+    fn plane_engines_agree_with_brute_force_on_degenerate_rectangles() {
+        // Touching, identical, zero-size and negative rectangles, with `z` from 0 to 0.
+        let boxes: Vec<Aabb<f32>> = crate::broadphase::degenerate_boxes(8)
+            .into_iter()
+            .map(|b| Aabb {
+                min: [b.min[0], b.min[1], 0.0],
+                max: [b.max[0], b.max[1], 0.0],
+            })
+            .collect();
+        let plane: Vec<_> = boxes.iter().map(plane_box).collect();
+        let mut want = Vec::new();
+        brute::all_pairs(&boxes, &mut want);
+        assert!(want.len() > 2000, "{}", want.len());
+        let sorted = |mut pairs: Vec<[u32; 2]>| {
+            pairs.sort_unstable();
+            pairs
+        };
+        let mut hhg = HhgBroadPhase::<2>::default();
+        hhg.build(&plane).unwrap();
+        let mut got = Vec::new();
+        hhg.pairs(&mut got).unwrap();
+        assert_eq!(sorted(got.clone()), want, "hhg");
+        let mut sap = SweepAndPrune::default();
+        sap.update(&boxes);
+        sap.pairs(&mut got);
+        assert_eq!(sorted(got.clone()), want, "sap");
+        #[cfg(feature = "parry")]
+        {
+            let mut parry = ParryBvh2::new();
+            parry.setup(&boxes);
+            parry.pairs(&boxes, &mut got);
+            assert_eq!(sorted(got.clone()), want, "parry");
+        }
+    }
+
+    #[test]
     fn every_engine_agrees_with_brute_force_step_by_step() {
-        for scene in BroadScene::ALL {
+        for scene in BroadScene::ALL.into_iter().chain(BroadScene::PLANE) {
             let engines: Vec<BroadEngine> = BroadEngine::ALL
                 .into_iter()
                 .filter(|e| e.takes(scene).is_ok())
@@ -256,6 +321,15 @@ mod tests {
             }
         }
         assert!(BroadEngine::Parry.takes(BroadScene::Huge).is_err());
+        assert!(BroadEngine::Parry.takes(BroadScene::Cuboids2d).is_ok() == cfg!(feature = "parry"));
+        assert!(matches!(
+            BroadEngine::Hhg.state(BroadScene::StaticHeavy2d),
+            Ok(BroadState::HhgScenePlane(_))
+        ));
+        assert!(matches!(
+            BroadEngine::Hhg.state(BroadScene::Cuboids2d),
+            Ok(BroadState::HhgPlane(_))
+        ));
         assert!(BroadEngine::Sap.takes(BroadScene::Huge).is_ok());
     }
 }

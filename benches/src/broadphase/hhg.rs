@@ -5,25 +5,24 @@
 //! and `pairs` (the detection); the same broad phase and pair buffer serve every step, so hhg
 //! reuses its memory. With `Scene`, the setup inserts every object (static ones with
 //! `Motion::Static`), an update sets the boxes of the moving objects and calls `update` (which
-//! patches or rebuilds as the scene decides), and the detection is `detect`.
+//! patches or rebuilds as the scene decides), and the detection is `detect`. Both take boxes
+//! with `D` axes: 3, or 2 for the scenes in the plane (`BroadPhase2`, `Scene2`).
 
 use hhg_core::PairList;
-use hhg_core::broad::{BroadPhase, Filter, Handle, Motion, Scene};
+use hhg_core::broad::{Aabb, BroadPhase, Filter, Handle, Motion, Scene};
 
-use crate::broadphase::Aabb;
-
-/// hhg's broad phase, kept from step to step.
+/// hhg's broad phase for boxes with `D` axes, kept from step to step.
 #[derive(Default)]
-pub struct HhgBroadPhase {
+pub struct HhgBroadPhase<const D: usize = 3> {
     /// The hierarchical hash grid.
-    inner: BroadPhase<f32>,
+    inner: BroadPhase<f32, D>,
     /// Its pair output, kept from step to step.
     list: PairList<f32>,
 }
 
-impl HhgBroadPhase {
+impl<const D: usize> HhgBroadPhase<D> {
     /// (Re)builds the grids on `boxes`.
-    pub fn build(&mut self, boxes: &[Aabb<f32>]) -> Result<(), String> {
+    pub fn build(&mut self, boxes: &[Aabb<f32, D>]) -> Result<(), String> {
         self.inner.build(boxes).map_err(|e| format!("hhg: {e}"))
     }
 
@@ -44,20 +43,20 @@ impl HhgBroadPhase {
     }
 }
 
-/// hhg's persistent scene, for scenes with static objects.
+/// hhg's persistent scene for boxes with `D` axes, for scenes with static objects.
 #[derive(Default)]
-pub struct HhgScene {
+pub struct HhgScene<const D: usize = 3> {
     /// The scene.
-    inner: Scene<f32>,
+    inner: Scene<f32, D>,
     /// The handle of every object, in the input numbering.
     handles: Vec<Handle>,
     /// The pairs of the last detection, as handles.
     found: Vec<[Handle; 2]>,
 }
 
-impl HhgScene {
+impl<const D: usize> HhgScene<D> {
     /// Inserts every box (those marked in `statics` as static) and updates the scene.
-    pub fn setup(&mut self, boxes: &[Aabb<f32>], statics: &[bool]) -> Result<(), String> {
+    pub fn setup(&mut self, boxes: &[Aabb<f32, D>], statics: &[bool]) -> Result<(), String> {
         self.inner = Scene::new();
         self.handles.clear();
         for (i, b) in boxes.iter().enumerate() {
@@ -77,7 +76,7 @@ impl HhgScene {
     }
 
     /// Sets the boxes of the `moving` objects and updates the scene.
-    pub fn update(&mut self, boxes: &[Aabb<f32>], moving: &[u32]) -> Result<(), String> {
+    pub fn update(&mut self, boxes: &[Aabb<f32, D>], moving: &[u32]) -> Result<(), String> {
         for &i in moving {
             self.inner
                 .set_aabb(self.handles[i as usize], boxes[i as usize])

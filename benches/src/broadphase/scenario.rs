@@ -21,9 +21,19 @@
 //! scene (the thesis's cuboids, of which 90 % never move), and huge objects mixed in (the
 //! thesis's cuboids plus 8 motionless boxes of a quarter to half the cube's edge and 2
 //! infinite slabs, a floor and a wall).
+//!
+//! Two scenes lie in the plane ([`BroadScene::PLANE`]): the cuboids and the static-heavy scene
+//! as rectangles in a square, by the same rules in two dimensions (edges in
+//! [`EDGE_MIN`]`..`[`EDGE_MAX`], 2 pairs per object, directions uniform in the plane). Their
+//! boxes are also kept as 3-D boxes with `z` from 0 to 0 ([`Scenario::boxes`]), on which the
+//! engines that know no plane (sort-and-sweep, brute force) find the same pairs, since every
+//! such `z` interval overlaps every other; hhg and parry take the plane boxes
+//! ([`Scenario::plane_boxes`]).
 
 use std::fmt;
 use std::str::FromStr;
+
+use hhg_core::broad::Aabb2;
 
 use crate::broadphase::Aabb;
 use crate::rng::{Rng, splitmix64};
@@ -41,6 +51,10 @@ pub enum BroadScene {
     /// The thesis's cuboids plus [`HUGE_FINITE`] motionless huge boxes and [`HUGE_INFINITE`]
     /// infinite slabs.
     Huge,
+    /// [`BroadScene::Cuboids`] in the plane: rectangles in a square (issue 25).
+    Cuboids2d,
+    /// [`BroadScene::StaticHeavy`] in the plane: rectangles in a square, 90 % of them static.
+    StaticHeavy2d,
 }
 
 impl BroadScene {
@@ -52,6 +66,10 @@ impl BroadScene {
         BroadScene::Huge,
     ];
 
+    /// The scenes in the plane (not among [`BroadScene::ALL`], the default runs: named with
+    /// `--scene`).
+    pub const PLANE: [BroadScene; 2] = [BroadScene::Cuboids2d, BroadScene::StaticHeavy2d];
+
     /// The scene's name on the command line and in reports.
     pub fn name(self) -> &'static str {
         match self {
@@ -59,6 +77,17 @@ impl BroadScene {
             BroadScene::Long => "long",
             BroadScene::StaticHeavy => "static",
             BroadScene::Huge => "huge",
+            BroadScene::Cuboids2d => "cuboids2d",
+            BroadScene::StaticHeavy2d => "static2d",
+        }
+    }
+
+    /// The number of axes the scene's boxes extend and move along: 2 in the plane, else 3.
+    pub fn dimensions(self) -> usize {
+        if BroadScene::PLANE.contains(&self) {
+            2
+        } else {
+            3
         }
     }
 
@@ -69,7 +98,7 @@ impl BroadScene {
 
     /// Whether static objects are excluded from pairing with each other.
     pub fn has_statics(self) -> bool {
-        self == BroadScene::StaticHeavy
+        matches!(self, BroadScene::StaticHeavy | BroadScene::StaticHeavy2d)
     }
 }
 
@@ -85,9 +114,13 @@ impl FromStr for BroadScene {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         BroadScene::ALL
             .into_iter()
+            .chain(BroadScene::PLANE)
             .find(|scene| scene.name() == s)
             .ok_or_else(|| {
-                format!("unknown broad-phase scene `{s}` (expected cuboids, long, static or huge)")
+                format!(
+                    "unknown broad-phase scene `{s}` (expected cuboids, long, static, huge, \
+                     cuboids2d or static2d)"
+                )
             })
     }
 }
@@ -128,10 +161,22 @@ pub const MAX_STEP_FRACTION: f64 = 0.2;
 /// taken. The cube is never smaller than [`EDGE_MAX`], where the formula would stop holding;
 /// below about a dozen objects the density is then lower than designed.
 pub fn box_edge(n: usize) -> f64 {
+    box_edge_in(n, 3)
+}
+
+/// The edge of the cube (`dimensions` 3) or square (`dimensions` 2) that gives `n` objects
+/// [`OVERLAPS_PER_OBJECT`] overlapping pairs each: as [`box_edge`], with the pair's overlap
+/// probability `p^dimensions`.
+pub fn box_edge_in(n: usize, dimensions: usize) -> f64 {
     let mean = 0.5 * (EDGE_MIN + EDGE_MAX);
     let mean_sq = (EDGE_MAX.powi(3) - EDGE_MIN.powi(3)) / (3.0 * (EDGE_MAX - EDGE_MIN));
     let pairs_left = (n.max(2) - 1) as f64;
-    let p = (2.0 * OVERLAPS_PER_OBJECT / pairs_left).cbrt();
+    let probability = 2.0 * OVERLAPS_PER_OBJECT / pairs_left;
+    let p = if dimensions == 2 {
+        probability.sqrt()
+    } else {
+        probability.cbrt()
+    };
     // mean_sq x^2 - 2 mean x + p = 0 with x = 1 / L.
     let discriminant = (mean * mean - mean_sq * p).max(0.0);
     let x = (mean - discriminant.sqrt()) / mean_sq;
@@ -171,6 +216,20 @@ pub fn long_box_edge(n: usize) -> f64 {
     (lo * hi).sqrt()
 }
 
+/// The `x` and `y` of a box: its rectangle in the plane.
+pub fn plane_box(b: &Aabb<f32>) -> Aabb2<f32> {
+    Aabb2 {
+        min: [b.min[0], b.min[1]],
+        max: [b.max[0], b.max[1]],
+    }
+}
+
+/// A value drawn by `draw` on each of the first `dimensions` axes, in axis order, and 0 on the
+/// others (`z` in the plane).
+fn on_axes(dimensions: usize, mut draw: impl FnMut() -> f64) -> [f64; 3] {
+    std::array::from_fn(|axis| if axis < dimensions { draw() } else { 0.0 })
+}
+
 /// The moving cuboids of the scenario and their boxes for the current step.
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -192,6 +251,9 @@ pub struct Scenario {
     fixed: Vec<(u32, Aabb<f32>)>,
     /// The boxes of the current step, in `f32`.
     boxes: Vec<Aabb<f32>>,
+    /// The boxes of the current step in the plane (their `x` and `y`), for a scene in the
+    /// plane; empty otherwise.
+    plane: Vec<Aabb2<f32>>,
     /// Steps taken since generation.
     steps: usize,
 }
@@ -224,25 +286,26 @@ impl Scenario {
     /// Generates `n` objects of `scene` from `seed`.
     pub fn generate(scene: BroadScene, n: usize, seed: u64) -> Self {
         let mut rng = Rng::new(seed);
+        let dimensions = scene.dimensions();
         let edge = match scene {
             BroadScene::Long => long_box_edge(n),
-            _ => box_edge(n),
+            _ => box_edge_in(n, dimensions),
         };
         let mut corners = Vec::with_capacity(n);
         let mut sizes = Vec::with_capacity(n);
         let mut velocities = Vec::with_capacity(n);
         for _ in 0..n {
-            corners.push([0; 3].map(|_| rng.uniform(0.0, edge)));
+            corners.push(on_axes(dimensions, || rng.uniform(0.0, edge)));
             let size = match scene {
                 BroadScene::Long => {
                     let axis = rng.below(3);
                     [0, 1, 2].map(|a| if a == axis { LONG_EDGE } else { 1.0 })
                 }
-                _ => [0; 3].map(|_| rng.uniform(EDGE_MIN, EDGE_MAX)),
+                _ => on_axes(dimensions, || rng.uniform(EDGE_MIN, EDGE_MAX)),
             };
             // A uniform direction from a normalised Gaussian vector, a uniform speed below the cap.
             let direction = loop {
-                let g = [0; 3].map(|_| rng.gaussian());
+                let g = on_axes(dimensions, || rng.gaussian());
                 let norm = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
                 if norm > 1e-12 {
                     break g.map(|c| c / norm);
@@ -257,8 +320,8 @@ impl Scenario {
         let mut fixed = Vec::new();
         let mut still = vec![false; n];
         match scene {
-            BroadScene::Cuboids | BroadScene::Long => {}
-            BroadScene::StaticHeavy => {
+            BroadScene::Cuboids | BroadScene::Long | BroadScene::Cuboids2d => {}
+            BroadScene::StaticHeavy | BroadScene::StaticHeavy2d => {
                 statics = (0..n).map(|_| rng.next_f64() < STATIC_FRACTION).collect();
                 still.clone_from(&statics);
             }
@@ -304,6 +367,7 @@ impl Scenario {
             statics,
             fixed,
             boxes: Vec::with_capacity(n),
+            plane: Vec::new(),
             steps: 0,
         };
         scenario.refresh_boxes();
@@ -346,9 +410,17 @@ impl Scenario {
         self.steps
     }
 
-    /// The boxes of the current step, in the objects' fixed numbering.
+    /// The boxes of the current step, in the objects' fixed numbering (in the plane with `z`
+    /// from 0 to 0).
     pub fn boxes(&self) -> &[Aabb<f32>] {
         &self.boxes
+    }
+
+    /// The boxes of the current step in the plane, in the objects' fixed numbering: the `x`
+    /// and `y` of [`Scenario::boxes`] for a scene in the plane (updated with them, outside any
+    /// engine's clock), empty for the other scenes.
+    pub fn plane_boxes(&self) -> &[Aabb2<f32>] {
+        &self.plane
     }
 
     /// Moves every object by its velocity, wraps the lower corners into the cube and recomputes
@@ -381,6 +453,10 @@ impl Scenario {
         );
         for &(i, aabb) in &self.fixed {
             self.boxes[i as usize] = aabb;
+        }
+        if self.scene.dimensions() == 2 {
+            self.plane.clear();
+            self.plane.extend(self.boxes.iter().map(plane_box));
         }
     }
 }
@@ -532,6 +608,50 @@ mod tests {
             Scenario::seed_for(BroadScene::Cuboids, 1, 10),
             Scenario::seed(1, 10)
         );
+    }
+
+    #[test]
+    fn the_plane_scenes_have_their_shapes_and_density() {
+        let n = 3000;
+        for scene in BroadScene::PLANE {
+            assert_eq!(scene.name().parse::<BroadScene>(), Ok(scene));
+            assert_eq!(scene.dimensions(), 2);
+            let mut total = 0u64;
+            for seed in 0..4 {
+                let mut scenario = Scenario::generate(scene, n, seed);
+                let edge = scenario.box_edge() as f32;
+                for _ in 0..3 {
+                    let (boxes, plane) = (scenario.boxes(), scenario.plane_boxes());
+                    assert_eq!(plane.len(), n);
+                    for (b, p) in boxes.iter().zip(plane) {
+                        assert_eq!((b.min[2], b.max[2]), (0.0, 0.0));
+                        assert_eq!((p.min, p.max), ([b.min[0], b.min[1]], [b.max[0], b.max[1]]));
+                        for a in 0..2 {
+                            let size = b.max[a] - b.min[a];
+                            assert!((0.0..edge).contains(&b.min[a]), "{b:?}");
+                            assert!(size >= 0.999 && size <= EDGE_MAX as f32 * 1.001, "{b:?}");
+                        }
+                    }
+                    let mut pairs = Vec::new();
+                    brute::all_pairs(boxes, &mut pairs);
+                    total += pairs.len() as u64;
+                    scenario.step();
+                }
+            }
+            // About two pairs per object, as in 3-D.
+            let per_object = total as f64 / (12.0 * n as f64);
+            assert!(
+                (per_object - OVERLAPS_PER_OBJECT).abs() < 0.15,
+                "{scene}: {per_object} overlaps per object"
+            );
+        }
+        let statics = Scenario::generate(BroadScene::StaticHeavy2d, n, 2);
+        let still = statics.statics().iter().filter(|&&s| s).count();
+        assert!((still as f64 / n as f64 - STATIC_FRACTION).abs() < 0.03);
+        assert_eq!(statics.moving().len(), n - still);
+        assert!(Scenario::new(10, 1).plane_boxes().is_empty());
+        assert!((box_edge_in(4_000_000, 2) / box_edge_in(1_000_000, 2) - 2.0).abs() < 0.01);
+        assert_eq!(box_edge_in(1000, 3), box_edge(1000));
     }
 
     #[test]

@@ -107,9 +107,12 @@ pub struct Args {
     #[arg(long)]
     pub full: bool,
     /// Only this scene, of either suite (uniform, dambreak, clustered, sheet, outlier,
-    /// periodic, variable, variable100, sph, uniform2d; cuboids, long, static, huge); repeatable.
+    /// periodic, variable, variable100, sph, uniform2d, dambreak2d, variable2d,
+    /// variable100-2d; cuboids, long, static, huge, cuboids2d, static2d); repeatable.
     ///
-    /// A suite none of whose scenes is named is skipped.
+    /// A suite none of whose scenes is named is skipped. The 2-D scenes (in the plane, where
+    /// hhg and kiddo search in 2-D and hhg and parry run their 2-D broad phases) run only
+    /// when named.
     #[arg(long, value_name = "NAME", value_delimiter = ',', value_parser = parse_scene)]
     pub scene: Vec<SceneName>,
     /// Only this hashing scheme (core, xor, pouchol, group); repeatable.
@@ -220,7 +223,8 @@ fn parse_scene(s: &str) -> Result<SceneName, String> {
     } else {
         Err(format!(
             "unknown scene `{name}` (expected uniform, dambreak, clustered, sheet, outlier, \
-             periodic, variable, variable100, sph, uniform2d, cuboids, long, static or huge)"
+             periodic, variable, variable100, sph, uniform2d, dambreak2d, variable2d, \
+             variable100-2d, cuboids, long, static, huge, cuboids2d or static2d)"
         ))
     }
 }

@@ -125,7 +125,9 @@ pub const REORDERED: [Order; 4] = [Order::Sorted, Order::Drift, Order::Step, Ord
 /// A search rule of the scene's kind (no radii, no box edges), enough to tell which engines
 /// run on the scene of `n` points before it is generated.
 fn rule_of(scene: Scene, n: usize) -> Radius<'static> {
-    if scene.is_variable() {
+    if scene.is_variable() && scene.is_plane() {
+        Radius::PlanePerPoint(&[])
+    } else if scene.is_variable() {
         Radius::PerPoint(&[])
     } else if scene.is_periodic() {
         Radius::Periodic {
@@ -672,5 +674,45 @@ mod tests {
         assert_eq!(scaling.len(), 4);
         assert!(scaling.iter().all(|r| r.threads == 1));
         assert_eq!(planned_scaling(&config, 1, &[1, 2]), 4);
+    }
+
+    #[test]
+    fn the_plane_scenes_run_and_agree_with_every_engine() {
+        let config = SceneRun {
+            scenes: Scene::PLANE.to_vec(),
+            sizes: vec![2000],
+            engines: Engine::ALL.to_vec(),
+            threads: 2,
+            reps: Some(1),
+            seed: 3,
+        };
+        let pool = thread_pool(2).unwrap();
+        let records = pool
+            .install(|| run_scenes(&config, &mut |_: &str| {}))
+            .unwrap();
+        // hhg, kiddo, rstar and brute force on the random order, all but brute force on the
+        // four others; hhg-cellorder (a 3-D `Grid`) runs on none of them.
+        assert_eq!(records.len(), Scene::PLANE.len() * (4 + 3 * 4));
+        assert_eq!(config.planned(), records.len() as u64);
+        assert!(records.iter().all(|r| r.engine != Engine::HhgCellOrder));
+        assert!(
+            disagreements(&records).is_empty(),
+            "{:?}",
+            disagreements(&records)
+        );
+        for scene in Scene::PLANE {
+            let of_scene = |engine: Engine| {
+                records
+                    .iter()
+                    .filter(|r| r.input == scene.name() && r.engine == engine)
+                    .count()
+            };
+            assert_eq!((of_scene(Engine::Hhg), of_scene(Engine::Brute)), (5, 1));
+        }
+        assert!(
+            records
+                .iter()
+                .all(|r| r.stats.pairs > 0 && r.vs_kiddo.is_some())
+        );
     }
 }

@@ -1,11 +1,12 @@
 //! Unit tests of the scene generators: determinism and sizes, scene names, the apportioning
-//! and cluster plans, the shape of each scene, and the numbering and counts of the sph frame.
+//! and cluster plans, the shape of each scene (the 2-D ones among them), and the numbering and
+//! counts of the sph frame.
 
 use super::*;
 
 #[test]
 fn generators_are_deterministic_and_sized() {
-    for scene in Scene::ALL {
+    for scene in Scene::ALL.into_iter().chain(Scene::PLANE) {
         let a = scene.generate(3000, 11);
         let b = scene.generate(3000, 11);
         let c = scene.generate(3000, 12);
@@ -20,6 +21,12 @@ fn generators_are_deterministic_and_sized() {
         assert_eq!(a, b, "{scene}: same seed, same points");
         assert_ne!(a, c, "{scene}: another seed, other points");
         assert!(a.iter().flatten().all(|c| c.is_finite()));
+        assert_eq!(scene.data(3000, 11).points, a, "{scene}");
+        assert_eq!(scene.data(3000, 11).plane, scene.is_plane(), "{scene}");
+        if scene.is_plane() {
+            assert!(a.iter().all(|p| p[2] == 0.0), "{scene}");
+            assert_eq!(scene.dimensions(), 2);
+        }
     }
     assert_ne!(Scene::Uniform.seed(1, 10), Scene::Dambreak.seed(1, 10));
     assert_ne!(Scene::Uniform.seed(1, 10), Scene::Uniform.seed(1, 11));
@@ -27,7 +34,7 @@ fn generators_are_deterministic_and_sized() {
 
 #[test]
 fn scene_names_round_trip() {
-    for scene in Scene::ALL {
+    for scene in Scene::ALL.into_iter().chain(Scene::PLANE) {
         assert_eq!(scene.name().parse::<Scene>(), Ok(scene));
     }
     assert!("cube".parse::<Scene>().is_err());
@@ -117,6 +124,72 @@ fn new_scenes_have_their_shapes() {
     assert!(periodic_side(8) >= 2.5 * RADIUS);
     // Two radii 1 and 2: the larger is 1 once and 2 three times among the four pairs.
     assert_eq!(mean_max_cubed(&[1.0, 2.0]), (1.0 + 3.0 * 8.0) / 4.0);
+    assert_eq!(mean_max_power(&[1.0, 2.0], 2), (1.0 + 3.0 * 4.0) / 4.0);
+}
+
+#[test]
+fn plane_variable_scenes_have_their_radii_and_square() {
+    let n = 4096;
+    for (scene, min_radius, spread) in [
+        (Scene::Variable2d, VARIABLE_MIN_RADIUS, 6.0),
+        (Scene::Variable100Plane, VARIABLE100_MIN_RADIUS, 60.0),
+    ] {
+        let data = scene.data(n, 1);
+        let radii = data.radii.as_ref().unwrap();
+        assert_eq!((data.points.len(), radii.len()), (n, n));
+        assert!(data.plane && data.points.iter().all(|p| p[2] == 0.0));
+        let (lo, hi) = radii
+            .iter()
+            .fold((f32::MAX, 0.0f32), |(lo, hi), &r| (lo.min(r), hi.max(r)));
+        assert!(lo >= min_radius && hi <= VARIABLE_MAX_RADIUS && hi / lo > spread);
+        assert_eq!(scene.radius(n), VARIABLE_MAX_RADIUS);
+        // The square's side is that of n points at the designed density by `max(ri, rj)`.
+        let side = (n as f64 * std::f64::consts::PI * mean_max_power(radii, 2)
+            / VARIABLE_NEIGHBORS)
+            .sqrt();
+        let extent = data
+            .points
+            .iter()
+            .map(|p| p[0].max(p[1]))
+            .fold(0.0, f32::max);
+        assert!((f64::from(extent) / side - 1.0).abs() < 0.01, "{scene}");
+    }
+}
+
+#[test]
+fn plane_dambreak_has_its_column_and_walls() {
+    let n = 20_000;
+    let (width, walls) = dambreak2d_layout(n);
+    assert!(2 * width * width + walls >= n && 2 * (width - 1) * (width - 1) < n);
+    let points = Scene::Dambreak2d.generate(n, 5);
+    let dx = (DAMBREAK2D_SPACING * f64::from(RADIUS)) as f32;
+    // The walls sit on an exact lattice below the floor and beside the tank, the fluid
+    // (jittered by up to 0.05 dx) inside the tank's left third.
+    let below = points.iter().filter(|p| p[1] < -0.5 * dx).count();
+    let beside = points
+        .iter()
+        .filter(|p| {
+            p[1] > -0.5 * dx && (p[0] < -0.5 * dx || p[0] > (3 * width) as f32 * dx - 0.5 * dx)
+        })
+        .count();
+    let layers = DAMBREAK2D_WALL_LAYERS;
+    assert_eq!(below, layers * (3 * width + 2 * layers));
+    assert_eq!(below + beside, walls);
+    let fluid: Vec<&[f32; 3]> = points
+        .iter()
+        .filter(|p| p[1] > -0.5 * dx && p[0] > -0.5 * dx && p[0] < width as f32 * dx)
+        .collect();
+    assert_eq!(fluid.len(), n - walls);
+    let top = fluid.iter().map(|p| p[1]).fold(0.0, f32::max);
+    assert!((top / (width as f32 * dx) - 2.0).abs() < 0.1, "{top}");
+    // Fewer points than walls: only walls.
+    let small = Scene::Dambreak2d.generate(10, 5);
+    assert_eq!(small.len(), 10);
+    assert!(
+        small
+            .iter()
+            .all(|p| p[1] < 0.0 || p[0] < 0.0 || p[0] > 2.0 * dx)
+    );
 }
 
 #[test]

@@ -126,6 +126,17 @@ fn filters_and_limits() {
     assert_eq!(broad.engines, [BroadEngine::Hhg, BroadEngine::Sap]);
     assert_eq!(broad.steps, Some(2));
 
+    // The 2-D scenes of both suites, by name only.
+    let (run, _, broad, _) = suites(
+        parse_str(
+            "--scene uniform2d,dambreak2d,variable2d,variable100-2d,cuboids2d,static2d \
+             --engine hhg,kiddo,parry",
+        )
+        .unwrap(),
+    );
+    assert_eq!(run.unwrap().scenes, Scene::PLANE);
+    assert_eq!(broad.unwrap().scenes, BroadScene::PLANE);
+
     // The sph scene alone.
     let (run, schemes, broad, _) =
         suites(parse_str("--suite particles --scene sph --n 20000").unwrap());

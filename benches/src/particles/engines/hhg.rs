@@ -1,6 +1,7 @@
 //! hhg's engines: `Grid` for one radius (lists ascending or in cell order),
-//! `VariableRadiusSearch` for one radius per point and `PeriodicSearch` in a periodic box, each
-//! rebuilding the previous run's structures in place.
+//! `VariableRadiusSearch` for one radius per point (in 3-D and in the plane), `Grid2` in the
+//! plane and `PeriodicSearch` in a periodic box, each rebuilding the previous run's structures
+//! in place.
 
 use std::time::Instant;
 
@@ -10,6 +11,7 @@ use hhg_core::plane::Grid2;
 use hhg_core::{Grid, ListOrder, NeighborLists};
 
 use super::output::{Lists, Output};
+use super::plane_coordinates;
 
 /// hhg: the grid is (re)built on the points, then the neighbour lists of all points are filled
 /// in `order`; with `reuse`, the previous run's grid and lists are rebuilt in place.
@@ -52,7 +54,7 @@ pub(super) fn run_hhg_plane(
             NeighborLists::<f32>::default(),
         ),
     };
-    let plane: Vec<[f32; 2]> = points.iter().map(|p| [p[0], p[1]]).collect();
+    let plane = plane_coordinates(points);
     timed_build_and_lists(
         grid,
         lists,
@@ -83,13 +85,15 @@ pub(super) fn timed_build_and_lists<S>(
     })
 }
 
-/// hhg with one radius per point: `VariableRadiusSearch` (rule `max(ri, rj)`) is (re)built,
-/// then the neighbour lists of all points are filled; with `reuse`, in the previous run's
-/// buffers.
-pub(super) fn run_hhg_variable(
-    points: &[[f32; 3]],
+/// hhg with one radius per point: `VariableRadiusSearch` (rule `max(ri, rj)`) of points with
+/// `D` coordinates (3, or 2 in the plane) is (re)built, then the neighbour lists of all points
+/// are filled; with `reuse`, in the previous run's buffers. `keep` wraps the search and lists
+/// into the output.
+pub(super) fn run_hhg_variable<const D: usize>(
+    points: &[[f32; D]],
     radii: &[f32],
-    reuse: Option<(Box<VariableRadiusSearch<f32>>, NeighborLists<f32>)>,
+    reuse: Option<(Box<VariableRadiusSearch<f32, D>>, NeighborLists<f32>)>,
+    keep: impl FnOnce(Box<VariableRadiusSearch<f32, D>>, NeighborLists<f32>) -> Lists,
 ) -> Result<Output, String> {
     let (search, lists) = reuse.unwrap_or_else(|| {
         (
@@ -102,7 +106,7 @@ pub(super) fn run_hhg_variable(
         lists,
         |search| search.build(points, radii),
         |search, lists| search.neighbor_lists(lists),
-        |search, lists| Lists::HhgVariable { search, lists },
+        keep,
     )
 }
 

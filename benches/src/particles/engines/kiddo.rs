@@ -5,16 +5,15 @@ use std::time::Instant;
 use ::kiddo::{ImmutableKdTree, SquaredEuclidean};
 
 use super::output::{Csr, Lists, Output};
-use super::{Radius, neighbours, probe_radius2};
+use super::{Radius, neighbours, plane_coordinates, probe_radius2};
 
 /// kiddo: an `ImmutableKdTree` built in parallel, then one unsorted within-radius query per
 /// point in parallel (within the largest radius), each candidate re-checked with the exact
 /// predicate. In the plane (the 2-D scenes, whose points have `z = 0`) the tree has dimension
 /// 2, on the points' `x` and `y` (copied before the clock starts, as hhg's `Grid2` takes them).
 pub(super) fn run_kiddo(points: &[[f32; 3]], radius: Radius<'_>) -> Result<Output, String> {
-    if let Radius::Plane(_) = radius {
-        let plane: Vec<[f32; 2]> = points.iter().map(|p| [p[0], p[1]]).collect();
-        return run_kiddo_on(points, &plane, radius);
+    if radius.is_plane() {
+        return run_kiddo_on(points, &plane_coordinates(points), radius);
     }
     run_kiddo_on(points, points, radius)
 }

@@ -5,7 +5,8 @@
 //! in compressed sparse row form, both directions, excluding self, decided by the exact
 //! predicate [`crate::pairs::within`] (with radii: [`hhg_core::broad::sphere_pair_within`] by
 //! the rule `|xi - xj| <= max(ri, rj)`). hhg runs `Grid` for one radius and
-//! `VariableRadiusSearch` for radii; `hhg-cellorder` runs the same `Grid` with its lists in
+//! `VariableRadiusSearch` for radii, and in the plane (the 2-D scenes) `Grid2` and
+//! `VariableRadiusSearch2`; `hhg-cellorder` runs the same `Grid` with its lists in
 //! cell order (`ListOrder::CellOrder`: the same entries, not sorted), for one radius in open
 //! space only; the tree peers search within the largest radius and
 //! re-check every candidate with the exact predicate. In a periodic box (the periodic scene)
@@ -119,6 +120,10 @@ pub enum Radius<'a> {
     /// (`Grid2`) and kiddo a 2-D tree on `x` and `y`; the other engines search in 3-D, where
     /// `z = 0` changes no distance (`(dx*dx + dy*dy) + 0*0` is `dx*dx + dy*dy` exactly).
     Plane(f32),
+    /// One radius per point, every point in the plane `z = 0` (the 2-D variable-radius
+    /// scenes): hhg runs `VariableRadiusSearch2` and kiddo a 2-D tree within the largest
+    /// radius; the other engines search in 3-D, where `z = 0` changes no distance.
+    PlanePerPoint(&'a [f32]),
     /// One radius in the box `0..lengths`, periodic along all three axes: `i` and `j` are
     /// neighbours iff the minimum image of `xj` is within the radius of `xi`.
     Periodic {
@@ -134,15 +139,29 @@ impl Radius<'_> {
     pub fn max(&self) -> f32 {
         match self {
             Radius::Fixed(r) | Radius::Plane(r) | Radius::Periodic { radius: r, .. } => *r,
-            Radius::PerPoint(radii) => radii.iter().copied().fold(0.0, f32::max),
+            Radius::PerPoint(radii) | Radius::PlanePerPoint(radii) => {
+                radii.iter().copied().fold(0.0, f32::max)
+            }
         }
     }
+
+    /// Whether every point lies in the plane `z = 0`, where hhg and kiddo search in 2-D.
+    pub fn is_plane(&self) -> bool {
+        matches!(self, Radius::Plane(_) | Radius::PlanePerPoint(_))
+    }
+}
+
+/// The points' `x` and `y`: what hhg's 2-D types and kiddo's 2-D tree take in the plane
+/// (copied before the clock starts).
+pub(super) fn plane_coordinates(points: &[[f32; 3]]) -> Vec<[f32; 2]> {
+    points.iter().map(|p| [p[0], p[1]]).collect()
 }
 
 impl SceneData {
     /// The scene's search rule: its radii, its periodic box, or its one radius.
     pub fn search(&self) -> Radius<'_> {
         match (&self.radii, self.periodic) {
+            (Some(radii), _) if self.plane => Radius::PlanePerPoint(radii),
             (Some(radii), _) => Radius::PerPoint(radii),
             (None, Some(lengths)) => Radius::Periodic {
                 radius: self.radius,
@@ -270,7 +289,20 @@ impl Engine {
                     Some(Lists::HhgVariable { search, lists }) => Some((search, lists)),
                     _ => None,
                 };
-                run_hhg_variable(points, radii, reuse)
+                run_hhg_variable(points, radii, reuse, |search, lists| Lists::HhgVariable {
+                    search,
+                    lists,
+                })
+            }
+            (Engine::Hhg, Radius::PlanePerPoint(radii)) => {
+                let reuse = match previous {
+                    Some(Lists::HhgPlaneVariable { search, lists }) => Some((search, lists)),
+                    _ => None,
+                };
+                let plane = plane_coordinates(points);
+                run_hhg_variable(&plane, radii, reuse, |search, lists| {
+                    Lists::HhgPlaneVariable { search, lists }
+                })
             }
             (Engine::Hhg, Radius::Periodic { radius, lengths }) => {
                 let reuse = match previous {
@@ -343,7 +375,8 @@ pub(super) fn neighbours(
         Radius::Fixed(_) | Radius::Plane(_) | Radius::Periodic { .. } => {
             within(&points[i], &points[j], r2)
         }
-        Radius::PerPoint(radii) => {
+        // In the plane `(dx*dx + dy*dy) + 0*0` is the 2-D distance exactly.
+        Radius::PerPoint(radii) | Radius::PlanePerPoint(radii) => {
             sphere_pair_within(points[i], radii[i], points[j], radii[j], false)
         }
     }
@@ -440,6 +473,98 @@ mod tests {
             assert_eq!(again.stats(None), brute, "{engine} on reused buffers");
         }
         assert!(!Engine::HhgCellOrder.supports(&radius));
+    }
+
+    #[test]
+    fn the_new_plane_scenes_agree_with_brute_in_2d_in_every_order() {
+        for scene in [
+            Scene::Dambreak2d,
+            Scene::Variable2d,
+            Scene::Variable100Plane,
+        ] {
+            let data = scene.data(3000, 13);
+            let radius = data.search();
+            assert!(radius.is_plane(), "{scene}");
+            assert_eq!(
+                matches!(radius, Radius::PlanePerPoint(_)),
+                scene.is_variable(),
+                "{scene}"
+            );
+            let brute = Engine::Brute
+                .run_with(&data.points, radius, None)
+                .unwrap()
+                .stats(None);
+            let mean = brute.directed as f64 / 3000.0;
+            assert!((12.0..45.0).contains(&mean), "{scene}: {mean} neighbours");
+            let mut previous = None;
+            for order in crate::particles::record::Order::ALL {
+                let (arranged, map) =
+                    crate::particles::runner::arrange(order, &data, &mut None, 5).unwrap();
+                assert!(arranged.points.iter().all(|p| p[2] == 0.0));
+                // The drifted orders move the points: their own brute force is the reference.
+                let want = if order.reach().is_some() {
+                    Engine::Brute
+                        .run_with(&arranged.points, arranged.search(), None)
+                        .unwrap()
+                        .stats(Some(&map))
+                } else {
+                    brute
+                };
+                for engine in [Engine::Hhg, Engine::Kiddo, Engine::Rstar] {
+                    let reuse = if engine == Engine::Hhg {
+                        previous.take()
+                    } else {
+                        None
+                    };
+                    let output = engine
+                        .run_with(&arranged.points, arranged.search(), reuse)
+                        .unwrap();
+                    assert!(matches!(
+                        (&output.lists, engine, scene.is_variable()),
+                        (Lists::HhgPlane { .. }, Engine::Hhg, false)
+                            | (Lists::HhgPlaneVariable { .. }, Engine::Hhg, true)
+                            | (Lists::Csr(_), Engine::Kiddo | Engine::Rstar, _)
+                    ));
+                    assert_eq!(output.stats(Some(&map)), want, "{scene} {order} {engine}");
+                    if engine == Engine::Hhg {
+                        previous = Some(output);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn plane_engines_keep_exact_boundary_pairs_at_negative_coordinates() {
+        // A 5 x 5 lattice of spacing 1 in the plane around the origin has 40 axis-aligned
+        // pairs at distance exactly 1, which the inclusive predicate keeps, with one radius
+        // and with radii of 1 (and radii of 0.5 beside them, where `max(ri, rj)` decides).
+        let points: Vec<[f32; 3]> = (0..25)
+            .map(|k| [(k % 5) as f32 - 2.5, (k / 5) as f32 - 1e3, 0.0])
+            .collect();
+        let ones = vec![1.0f32; 25];
+        let small = vec![0.5f32; 25];
+        let halves: Vec<f32> = (0..25)
+            .map(|k| if k % 2 == 0 { 1.0 } else { 0.5 })
+            .collect();
+        let below = 1.0f32 - f32::EPSILON;
+        for (radius, pairs) in [
+            (Radius::Plane(1.0), 40),
+            (Radius::PlanePerPoint(&ones), 40),
+            (Radius::PlanePerPoint(&halves), 40),
+            (Radius::PlanePerPoint(&small), 0),
+            (Radius::Plane(below), 0),
+        ] {
+            let brute = Engine::Brute
+                .run_with(&points, radius, None)
+                .unwrap()
+                .stats(None);
+            assert_eq!(brute.pairs, pairs, "{radius:?}");
+            for engine in [Engine::Hhg, Engine::Kiddo, Engine::Rstar] {
+                let stats = engine.run_with(&points, radius, None).unwrap().stats(None);
+                assert_eq!(stats, brute, "{engine} {radius:?}");
+            }
+        }
     }
 
     #[test]

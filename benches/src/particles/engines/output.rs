@@ -105,6 +105,12 @@ pub(super) enum Lists {
         search: Box<VariableRadiusSearch<f32>>,
         lists: NeighborLists<f32>,
     },
+    /// hhg's variable-radius search in the plane (the 2-D variable-radius scenes) and its
+    /// lists.
+    HhgPlaneVariable {
+        search: Box<VariableRadiusSearch<f32, 2>>,
+        lists: NeighborLists<f32>,
+    },
     /// hhg's periodic search (which reports the pairs' shifts) and its lists.
     HhgPeriodic {
         search: Box<PeriodicSearch<f32>>,
@@ -134,6 +140,7 @@ impl Output {
             Lists::Hhg { lists, .. }
             | Lists::HhgPlane { lists, .. }
             | Lists::HhgVariable { lists, .. }
+            | Lists::HhgPlaneVariable { lists, .. }
             | Lists::HhgPeriodic { lists, .. } => lists.offsets().len().saturating_sub(1),
             Lists::Shifted { n, .. } => *n,
         }
@@ -153,7 +160,8 @@ impl Output {
             Lists::Csr(csr) => pair_stats(csr.len(), |i| csr.neighbors(i), map),
             Lists::Hhg { lists, .. }
             | Lists::HhgPlane { lists, .. }
-            | Lists::HhgVariable { lists, .. } => {
+            | Lists::HhgVariable { lists, .. }
+            | Lists::HhgPlaneVariable { lists, .. } => {
                 pair_stats(self.len(), |i| lists.neighbors(i), map)
             }
             Lists::HhgPeriodic { search, lists } => {
@@ -201,6 +209,7 @@ impl Output {
             Lists::Csr(_)
             | Lists::HhgPlane { .. }
             | Lists::HhgVariable { .. }
+            | Lists::HhgPlaneVariable { .. }
             | Lists::HhgPeriodic { .. }
             | Lists::Shifted { .. } => None,
         }
