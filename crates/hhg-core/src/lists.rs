@@ -10,7 +10,7 @@
 mod chunks;
 mod cross;
 mod exceptions;
-mod gather;
+pub(crate) mod gather;
 mod in_order;
 mod near_order;
 mod self_lists;
@@ -99,6 +99,8 @@ pub struct NeighborLists<T: Real> {
     pub(crate) from_pairs: FromPairs<T>,
     /// Scratch of the periodic search: the lists of every point and ghost image.
     pub(crate) images: ImageLists<T>,
+    /// Scratch of the plane's list passes (`Grid2`).
+    pub(crate) plane: crate::plane::PlaneScratch<T>,
     /// The most entries the lists may hold ([`NeighborLists::set_max_entries`]).
     max_entries: Option<usize>,
 }

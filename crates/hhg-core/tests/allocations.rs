@@ -402,3 +402,59 @@ fn repeated_broad_and_periodic_searches_allocate_nothing() {
         }
     });
 }
+
+/// The plane's grid: a rebuild and a list pass of points it has searched before (in random
+/// order, whose lists go through the sorting network, and in an adopted cell order) allocate
+/// nothing: the work units' buffers are kept in the lists' scratch (they were allocated per
+/// call before). Unlike the 3-D pass, whose buffers go to any unit, a plane unit keeps its
+/// own buffer, which may grow when a step moves more points into it.
+#[test]
+fn plane_rebuild_and_lists_allocate_nothing_after_warm_up() {
+    use hhg_core::plane::Grid2;
+
+    let _alone = one_test_at_a_time();
+    let n = 20_000;
+    let mut rng = SplitMix64::new(17);
+    // About 20 neighbours per point within the radius 1, a quarter cell off the lattice.
+    let cell = 1.0 + hhg_core::building_blocks::CELL_MARGIN;
+    let side = (n as f64 * std::f64::consts::PI / 20.0).sqrt();
+    let corner = 0.25 * cell;
+    let points: Vec<[f64; 2]> = (0..n)
+        .map(|_| [0, 1].map(|_| corner + rng.range(0.0, side)))
+        .collect();
+    let squeeze = |p: &[f64; 2]| p.map(|v| side / 2.0 + (v - side / 2.0) * 0.97);
+    let squeezed: Vec<[f64; 2]> = points.iter().map(squeeze).collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    for adopt in [false, true] {
+        pool.install(|| {
+            let mut grid = Grid2::new(1.0).unwrap();
+            let mut lists = NeighborLists::default();
+            for warm_up in [&squeezed, &points] {
+                grid.build(warm_up).unwrap();
+                if adopt {
+                    grid.adopt_cell_order();
+                }
+                grid.neighbor_lists(&mut lists).unwrap();
+            }
+            *FIRST.lock().unwrap() = None;
+            COUNT.store(0, Ordering::SeqCst);
+            ARMED.store(true, Ordering::SeqCst);
+            grid.build(&points).unwrap();
+            if adopt {
+                grid.adopt_cell_order();
+            }
+            grid.neighbor_lists(&mut lists).unwrap();
+            ARMED.store(false, Ordering::SeqCst);
+            assert!(lists.total() > 10 * n, "{} entries", lists.total());
+            let what = if adopt {
+                "the plane's grid, its cell order adopted at every build"
+            } else {
+                "the plane's grid in the caller's order"
+            };
+            assert_none_counted(COUNT.load(Ordering::SeqCst), what);
+        });
+    }
+}

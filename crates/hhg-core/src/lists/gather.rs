@@ -317,7 +317,7 @@ fn gather_rows<T: Real, K: MaskKernel>(
 /// descent, one scalar compare and branch per entry: 7 % of the list pass on lists that
 /// mostly ascend; a fold over `windows(2)` took ~86 instructions for a list of 40.)
 #[inline(always)]
-pub(super) fn is_ascending(list: &[u32]) -> bool {
+pub(crate) fn is_ascending(list: &[u32]) -> bool {
     let mut descents = u32x8::splat(0);
     let mut k = 0;
     while k + LANES < list.len() {
