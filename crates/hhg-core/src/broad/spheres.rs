@@ -136,7 +136,7 @@ impl<T: Real, const D: usize> VariableRadiusSearch<T, D> {
     /// ([`NeighborLists::set_max_entries`]); `lists` then holds no list.
     pub fn neighbor_lists(&self, lists: &mut NeighborLists<T>) -> Result<(), Error> {
         let n = self.len();
-        lists.assign_from_pair_search(n, |pairs| self.broad.pairs(pairs))
+        lists.assign_from_collected_pairs(n, |pairs| self.broad.pairs(pairs))
     }
 
     /// The particles whose radius reaches `p` (`|p - xj| <= rj`, the gather of an SPH
