@@ -10,7 +10,7 @@ use crate::kernel::MaskKernel;
 use crate::lists::ListOrder;
 use crate::real::{LANES, Real};
 use crate::simd::{Build, avx2_detected, avx512_detected};
-use crate::sort::{SortScratch, counting_sort, cut_units, fill_identity};
+use crate::sort::{SortScratch, adopt_identity, counting_sort, cut_units};
 
 /// Points per work unit of a search: units end at bucket borders, so a unit holds about
 /// this many points; small enough to balance two to sixteen threads, large enough that
@@ -298,11 +298,8 @@ impl<T: Real> Grid<T> {
     /// sorting. The returned slice is overwritten by the next call; the buffers are reused.
     pub fn adopt_cell_order(&mut self) -> &[u32] {
         let n = self.len();
-        std::mem::swap(&mut self.order, &mut self.adopted_from);
-        self.order.clear();
         // Padded like a built order, so the gather kernel can load 8 indices anywhere.
-        self.order.resize(n + LANES, 0);
-        fill_identity(&mut self.order[..n]);
+        adopt_identity(&mut self.order, &mut self.adopted_from, n, LANES);
         self.in_cell_order = n > 0;
         &self.adopted_from[..n.min(self.adopted_from.len())]
     }

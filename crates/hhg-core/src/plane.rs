@@ -38,11 +38,11 @@ use crate::lists::NeighborLists;
 use crate::lists::gather::is_ascending;
 use crate::memory::{PairSink, check_cap, try_reserve_total, try_resize};
 use crate::pairs::PairList;
-use crate::parallel::DisjointSlice;
+use crate::parallel::{DisjointSlice, with_slack};
 use crate::real::{LANES, Real};
 use crate::simd::{avx2_detected, avx512_detected};
 use crate::smallsort::sort_padded;
-use crate::sort::{SortScratch, counting_sort, cut_units};
+use crate::sort::{SortScratch, adopt_identity, counting_sort, cut_units};
 
 /// A periodic rectangle of the plane (see [`crate::periodic::PeriodicBox`]):
 /// `PeriodicBox2::cubic(origin, lengths)` is periodic along both axes.
@@ -479,7 +479,7 @@ impl<T: Real> UnitLists<T> {
         self.failure = None;
         // With slack: a unit's buffer is kept across calls, and a step moves a few more
         // points into it.
-        let room = lists + lists / 8 + 16;
+        let room = with_slack(lists);
         if let Err(error) = try_reserve_total(&mut self.ends, room, "a work unit's list ends") {
             self.failure = Some(error);
             return false;
@@ -734,9 +734,7 @@ impl<T: Real> Grid2<T> {
     /// slice is overwritten by the next call; the buffers are reused.
     pub fn adopt_cell_order(&mut self) -> &[u32] {
         let n = self.len();
-        std::mem::swap(&mut self.order, &mut self.adopted_from);
-        self.order.clear();
-        self.order.extend(0..n as u32);
+        adopt_identity(&mut self.order, &mut self.adopted_from, n, 0);
         self.in_cell_order = n > 0;
         &self.adopted_from[..n]
     }

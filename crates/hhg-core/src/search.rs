@@ -42,20 +42,35 @@ pub trait SetGrid<T: Real, const D: usize>: PeriodicGrid<T, D> {
     fn adopt_order(&mut self) -> &[u32];
 }
 
+/// The methods of [`SetGrid`] alike in both dimensions: [`Grid`] and [`Grid2`] have inherent
+/// methods of the same names.
+macro_rules! alike_in_both_dimensions {
+    () => {
+        fn point_count(&self) -> usize {
+            self.len()
+        }
+        fn own_lists(
+            &self,
+            lists: &mut NeighborLists<T>,
+            with_distances: bool,
+        ) -> Result<(), Error> {
+            if with_distances {
+                self.neighbor_lists_with_distances(lists)
+            } else {
+                self.neighbor_lists(lists)
+            }
+        }
+        fn adopt_order(&mut self) -> &[u32] {
+            self.adopt_cell_order()
+        }
+    };
+}
+
 impl<T: Real> SetGrid<T, 3> for Grid<T> {
     fn choose_list_order(&mut self, list_order: ListOrder) {
         self.set_list_order(list_order);
     }
-    fn point_count(&self) -> usize {
-        self.len()
-    }
-    fn own_lists(&self, lists: &mut NeighborLists<T>, with_distances: bool) -> Result<(), Error> {
-        if with_distances {
-            self.neighbor_lists_with_distances(lists)
-        } else {
-            self.neighbor_lists(lists)
-        }
-    }
+    alike_in_both_dimensions!();
     fn lists_of(
         &self,
         searching: &Self,
@@ -63,9 +78,6 @@ impl<T: Real> SetGrid<T, 3> for Grid<T> {
         with_distances: bool,
     ) -> Result<(), Error> {
         self.lists_for_into(searching, lists, with_distances)
-    }
-    fn adopt_order(&mut self) -> &[u32] {
-        self.adopt_cell_order()
     }
 }
 
@@ -75,16 +87,7 @@ impl<T: Real> SetGrid<T, 2> for Grid2<T> {
     fn choose_list_order(&mut self, list_order: ListOrder) {
         debug_assert_eq!(list_order, ListOrder::Ascending, "the plane's lists ascend");
     }
-    fn point_count(&self) -> usize {
-        self.len()
-    }
-    fn own_lists(&self, lists: &mut NeighborLists<T>, with_distances: bool) -> Result<(), Error> {
-        if with_distances {
-            self.neighbor_lists_with_distances(lists)
-        } else {
-            self.neighbor_lists(lists)
-        }
-    }
+    alike_in_both_dimensions!();
     fn lists_of(
         &self,
         searching: &Self,
@@ -96,9 +99,6 @@ impl<T: Real> SetGrid<T, 2> for Grid2<T> {
         } else {
             self.lists_for(searching, lists)
         }
-    }
-    fn adopt_order(&mut self) -> &[u32] {
-        self.adopt_cell_order()
     }
 }
 

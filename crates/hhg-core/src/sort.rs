@@ -412,6 +412,21 @@ fn key_out_of_range(position: usize, key: u32, buckets: usize) -> ! {
     )
 }
 
+/// Makes `order` the identity over `n` points followed by `padding` zeros, keeping the order
+/// it held in `adopted_from` (its buffer reused): the step of both grids'
+/// `adopt_cell_order`.
+pub(crate) fn adopt_identity(
+    order: &mut Vec<u32>,
+    adopted_from: &mut Vec<u32>,
+    n: usize,
+    padding: usize,
+) {
+    std::mem::swap(order, adopted_from);
+    order.clear();
+    order.resize(n + padding, 0);
+    fill_identity(&mut order[..n]);
+}
+
 /// Writes `order[k] = k` for every position, in parallel blocks.
 pub(crate) fn fill_identity(order: &mut [u32]) {
     fill_mapped(order, |position| position as u32);

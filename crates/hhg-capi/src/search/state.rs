@@ -133,9 +133,6 @@ pub(super) trait StateGrid<T: Precision, const D: usize>: SetGrid<T, D> + Sized 
 
     /// The caller's index of each point in the order of the last build's cells.
     fn cell_order(&self) -> &[u32];
-
-    /// How many points the last build took.
-    fn point_len(&self) -> usize;
 }
 
 /// The methods of [`StateGrid`] that read the grid, alike in both dimensions: [`Grid`] and
@@ -152,10 +149,6 @@ macro_rules! same_in_both_dimensions {
 
         fn cell_order(&self) -> &[u32] {
             self.order()
-        }
-
-        fn point_len(&self) -> usize {
-            self.len()
         }
     };
 }
@@ -358,7 +351,7 @@ impl<T: Precision, G: StateGrid<T, D>, const D: usize> State<T, G, D> {
 
     pub(super) fn set_len(&self, set: SetId) -> Result<usize, Error> {
         self.check_set(set)?;
-        Ok(self.search.grid(set).map_or(0, |grid| grid.point_len()))
+        Ok(self.search.grid(set).map_or(0, |grid| grid.point_count()))
     }
 }
 
