@@ -143,6 +143,18 @@ impl<T: Real> Clone for FromPairs<T> {
     }
 }
 
+/// A stretch of a unit's entries as gathered that lands in one piece in list order: the
+/// lists of consecutive places, gathered one after the other.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Piece {
+    /// The first entry of the stretch among the entries as gathered.
+    from: u32,
+    /// Where the stretch starts among the unit's entries in list order.
+    to: u32,
+    /// The entries of the stretch.
+    len: u32,
+}
+
 /// The lists one work unit gathered, in the order it visited its searching points.
 #[derive(Clone, Debug, Default)]
 struct UnitBuffer<T> {
@@ -176,13 +188,12 @@ struct UnitBuffer<T> {
     runs: Vec<(u32, u32)>,
     /// The other half of the radix sort of `runs`.
     runs_scratch: Vec<(u32, u32)>,
-    /// Where each list of such a unit starts among the unit's lists in list order.
+    /// Where each list of such a unit starts among its entries as gathered, by its place in
+    /// list order.
     list_starts: Vec<u32>,
-    /// Where such a unit's lists are moved into list order; then swapped with `entries`,
-    /// so that it holds the lists as gathered.
-    reordered: Vec<u32>,
-    /// The distances alongside `reordered`.
-    reordered_distances: Vec<T>,
+    /// How such a unit's entries, gathered out of list order, go into list order as they are
+    /// copied to their place (empty when `entries` holds the lists in list order).
+    pieces: Vec<Piece>,
     /// The hits of a unit of the pass for cell order with exceptions that its lists lack
     /// (see `exceptions`).
     missing_hits: Vec<u64>,
@@ -212,8 +223,7 @@ impl<T: Real> UnitBuffer<T> {
         keep_larger(&mut self.runs, other.runs);
         keep_larger(&mut self.runs_scratch, other.runs_scratch);
         keep_larger(&mut self.list_starts, other.list_starts);
-        keep_larger(&mut self.reordered, other.reordered);
-        keep_larger(&mut self.reordered_distances, other.reordered_distances);
+        keep_larger(&mut self.pieces, other.pieces);
         keep_larger(&mut self.missing_hits, other.missing_hits);
         self.packed.absorb(other.packed);
     }
@@ -221,8 +231,6 @@ impl<T: Real> UnitBuffer<T> {
     /// Frees the scratch that only a buffer kept for the next pass needs: a spare buffer
     /// of a growing output waits with its lists and should hold nothing else.
     fn release_scratch(&mut self) {
-        self.reordered = Vec::new();
-        self.reordered_distances = Vec::new();
         self.merge = Vec::new();
         self.sort_keys = Vec::new();
         self.sort_distances = Vec::new();
@@ -235,6 +243,7 @@ impl<T: Copy + Default> UnitBuffer<T> {
     fn start(&mut self, lists: usize, cap: usize) {
         self.filled = 0;
         self.unsorted_streak = 0;
+        self.pieces.clear();
         self.slots.clear();
         self.lens.clear();
         self.cap = cap;

@@ -209,13 +209,32 @@ impl<T: Real> Destination<'_, T> {
     unsafe fn place(&self, buffer: &UnitBuffer<T>, first: usize, start: usize) {
         debug_assert!(self.base <= start && start + buffer.filled <= self.room);
         let at = start - self.base;
-        // SAFETY: the caller guarantees the range is in the reserved room and this task's.
-        let to = unsafe { self.indices.range_mut(at, buffer.filled) };
-        self.copy_out(first, &buffer.entries[..buffer.filled], to);
-        if let Some(distances) = &self.distances {
-            // SAFETY: as above; the distances share the indices' layout.
-            let to = unsafe { distances.range_mut(at, buffer.filled) };
-            self.copy_out(first, &buffer.distances[..buffer.filled], to);
+        if buffer.pieces.is_empty() {
+            // SAFETY: the caller guarantees the range is in the reserved room and this task's.
+            let to = unsafe { self.indices.range_mut(at, buffer.filled) };
+            self.copy_out(first, &buffer.entries[..buffer.filled], to);
+            if let Some(distances) = &self.distances {
+                // SAFETY: as above; the distances share the indices' layout.
+                let to = unsafe { distances.range_mut(at, buffer.filled) };
+                self.copy_out(first, &buffer.distances[..buffer.filled], to);
+            }
+        } else {
+            // The lists gathered out of list order go into it piece by piece, each piece
+            // after the one before in the destination.
+            for piece in &buffer.pieces {
+                let (from, to, len) = (piece.from as usize, piece.to as usize, piece.len as usize);
+                debug_assert!(from + len <= buffer.filled && to + len <= buffer.filled);
+                // SAFETY: the pieces cover `0..filled` of the unit's range once each (see
+                // `UnitBuffer::pieces`), which the caller guarantees is in the reserved room
+                // and this task's.
+                let into = unsafe { self.indices.range_mut(at + to, len) };
+                self.copy_out(first, &buffer.entries[from..from + len], into);
+                if let Some(distances) = &self.distances {
+                    // SAFETY: as above; the distances share the indices' layout.
+                    let into = unsafe { distances.range_mut(at + to, len) };
+                    self.copy_out(first, &buffer.distances[from..from + len], into);
+                }
+            }
         }
         let mut offset = start;
         for (k, &len) in buffer.lens.iter().enumerate() {
@@ -383,7 +402,8 @@ impl<T: Real> Grid<T> {
 
 /// Work units whose lists fill consecutive stretches of the output: unit `u` holds
 /// `points(u)` lists, from list `first_list(u)` on, which `gather(u, buffer)` gathers into
-/// `buffer` (its `entries` holding them in list order at the end).
+/// `buffer` (its `entries` holding them in list order at the end, or its `pieces` saying how
+/// they go into it).
 pub(super) struct UnitsInSequence<F, P, G> {
     pub(super) count: usize,
     pub(super) first_list: F,

@@ -21,13 +21,13 @@ use rayon::prelude::*;
 
 use super::gather::{Batch, RUN_POINTS, RUN_WIDTH};
 use super::in_order::{UnitsInSequence, lists_in_sequence};
-use super::{NeighborLists, UnitBuffer};
+use super::{NeighborLists, Piece, UnitBuffer};
 use crate::dispatch::KernelTask;
 use crate::error::Error;
 use crate::geometry::CellTable;
 use crate::grid::{Grid, UNIT_POINTS, run_neighbourhood};
 use crate::kernel::MaskKernel;
-use crate::memory::try_resize;
+use crate::memory::{try_reserve_total, try_resize};
 use crate::parallel::DisjointSlice;
 use crate::real::Real;
 
@@ -158,7 +158,7 @@ impl<T: Real> Grid<T> {
                 };
                 self.run_task::<K, _>(&task, buffer, with_distances, build);
                 if buffer.failure.is_none() {
-                    buffer.move_into_list_order(range(unit).0 as usize, with_distances);
+                    buffer.move_into_list_order(range(unit).0 as usize);
                 }
             },
         };
@@ -276,79 +276,59 @@ impl<T: Real> Grid<T> {
 }
 
 impl<T: Real> UnitBuffer<T> {
-    /// Moves the lists of a unit whose lists are `first..first + slots.len()`, gathered in
-    /// any order, into that order (`entries` then holds them so, `slots` and `lens` follow),
-    /// in pieces of lists gathered for consecutive slots, through `reordered`. Nothing
-    /// moves where the lists are in list order already.
-    fn move_into_list_order(&mut self, first: usize, with_distances: bool) {
+    /// Puts the lists of a unit whose lists are `first..first + slots.len()`, gathered in
+    /// any order, into that order: `slots` and `lens` then follow list order, and `pieces`
+    /// says how the entries, left as gathered, go into list order when they are copied to
+    /// their place (in pieces of lists gathered for consecutive places, ascending by their
+    /// place in list order, so that the copy writes its destination in sequence). Nothing
+    /// changes where the lists are in list order already. Moving the entries here, through
+    /// a buffer of their own, cost a copy of every entry of the unit (callgrind on `drift`:
+    /// 62 instructions per point, and ~28 more in copies; see docs/performance.md).
+    fn move_into_list_order(&mut self, first: usize) {
         let count = self.slots.len();
+        self.pieces.clear();
         let in_order = (self.slots.iter().enumerate()).all(|(k, &slot)| slot as usize == first + k);
         if in_order {
             return;
         }
-        // The length of each list by its place, then where each starts.
+        // At most one piece per list; where each list starts among the entries as gathered,
+        // then its length, by place.
         self.list_starts.clear();
-        self.list_starts.resize(count + 1, 0);
+        if let Err(error) = try_reserve_total(&mut self.pieces, count, "a unit's list pieces")
+            .and_then(|()| try_resize(&mut self.list_starts, 2 * count, 0, "a unit's list starts"))
+        {
+            self.failure = Some(error);
+            return;
+        }
+        let (sources, lens_by_place) = self.list_starts.split_at_mut(count);
+        let mut from = 0u32;
         for (&slot, &len) in self.slots.iter().zip(&self.lens) {
             debug_assert!((slot as usize) >= first && (slot as usize) < first + count);
-            self.list_starts[slot as usize - first] = len;
-        }
-        let mut sum = 0u32;
-        for entry in &mut self.list_starts {
-            let len = *entry;
-            *entry = sum;
-            sum += len;
-        }
-        debug_assert_eq!(sum as usize, self.filled);
-        if self.reordered.len() < self.filled
-            && let Err(error) = try_resize(&mut self.reordered, self.filled, 0, "a unit's lists")
-        {
-            self.failure = Some(error);
-            return;
-        }
-        if with_distances
-            && self.reordered_distances.len() < self.filled
-            && let Err(error) = try_resize(
-                &mut self.reordered_distances,
-                self.filled,
-                T::default(),
-                "a unit's list distances",
-            )
-        {
-            self.failure = Some(error);
-            return;
-        }
-        // Lists gathered for consecutive slots move as one piece (about three lists on
-        // `drift`, one copy each).
-        let starts = &self.list_starts;
-        let slots = &self.slots;
-        let mut from = 0usize;
-        let mut k = 0usize;
-        while k < count {
-            let place = slots[k] as usize - first;
-            let mut end = place + 1;
-            k += 1;
-            while k < count && slots[k] as usize - first == end {
-                end += 1;
-                k += 1;
-            }
-            let to = starts[place] as usize;
-            let len = starts[end] as usize - to;
-            self.reordered[to..to + len].copy_from_slice(&self.entries[from..from + len]);
-            if with_distances {
-                self.reordered_distances[to..to + len]
-                    .copy_from_slice(&self.distances[from..from + len]);
-            }
+            sources[slot as usize - first] = from;
+            lens_by_place[slot as usize - first] = len;
             from += len;
         }
-        debug_assert_eq!(from, self.filled);
+        debug_assert_eq!(from as usize, self.filled);
+        let mut to = 0u32;
+        let mut place = 0usize;
+        while place < count {
+            let piece_from = sources[place];
+            let mut end = piece_from;
+            while place < count && sources[place] == end {
+                end += lens_by_place[place];
+                place += 1;
+            }
+            self.pieces.push(Piece {
+                from: piece_from,
+                to,
+                len: end - piece_from,
+            });
+            to += end - piece_from;
+        }
+        debug_assert_eq!(to as usize, self.filled);
         for (k, (slot, len)) in self.slots.iter_mut().zip(&mut self.lens).enumerate() {
             *slot = (first + k) as u32;
-            *len = starts[k + 1] - starts[k];
-        }
-        std::mem::swap(&mut self.entries, &mut self.reordered);
-        if with_distances {
-            std::mem::swap(&mut self.distances, &mut self.reordered_distances);
+            *len = lens_by_place[k];
         }
     }
 }
