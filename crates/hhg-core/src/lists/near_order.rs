@@ -282,8 +282,9 @@ impl<T: Real> UnitBuffer<T> {
     /// their place (in pieces of lists gathered for consecutive places, ascending by their
     /// place in list order, so that the copy writes its destination in sequence). Nothing
     /// changes where the lists are in list order already. Moving the entries here, through
-    /// a buffer of their own, cost a copy of every entry of the unit (callgrind on `drift`:
-    /// 62 instructions per point, and ~28 more in copies; see docs/performance.md).
+    /// a buffer of their own, cost a copy of every entry of the unit (see
+    /// docs/performance.md, "The pass nearly in cell order: lists put into list order as
+    /// they are copied into place").
     fn move_into_list_order(&mut self, first: usize) {
         let count = self.slots.len();
         self.pieces.clear();
