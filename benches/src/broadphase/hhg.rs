@@ -10,6 +10,7 @@
 
 use hhg_core::PairList;
 use hhg_core::broad::{Aabb, BroadPhase, Filter, Handle, Motion, Scene};
+use rayon::prelude::*;
 
 /// hhg's broad phase for boxes with `D` axes, kept from step to step.
 #[derive(Default)]
@@ -27,13 +28,16 @@ impl<const D: usize> HhgBroadPhase<D> {
     }
 
     /// Writes every overlapping pair of the last build's boxes into `out` (a copy of hhg's
-    /// own output, as the runner compares every engine's pairs in one shape).
+    /// own output, as the runner compares every engine's pairs in one shape). The copy is
+    /// timed with the detection, so it runs on the pool's threads as parry's collection of
+    /// its pairs does: a serial copy of 2M pairs (16 MB) was a step's only serial part
+    /// outside hhg, 1.7 ms of a 1M-box step on either thread count.
     pub fn pairs(&mut self, out: &mut Vec<[u32; 2]>) -> Result<(), String> {
         self.inner
             .pairs(&mut self.list)
             .map_err(|e| format!("hhg: {e}"))?;
         out.clear();
-        out.extend_from_slice(self.list.pairs());
+        out.par_extend(self.list.pairs().par_iter().copied());
         Ok(())
     }
 
@@ -93,7 +97,7 @@ impl<const D: usize> HhgScene<D> {
             .detect(&mut self.found)
             .map_err(|e| format!("hhg: {e}"))?;
         out.clear();
-        out.extend(self.found.iter().map(|[a, b]| [a.slot(), b.slot()]));
+        out.par_extend(self.found.par_iter().map(|[a, b]| [a.slot(), b.slot()]));
         Ok(())
     }
 

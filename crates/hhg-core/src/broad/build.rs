@@ -111,9 +111,6 @@ impl<T: Real, const D: usize> Objects<T, D> for Particles<'_, T, D> {
     }
 }
 
-/// The exponent that marks a huge box.
-const HUGE: u32 = u32::MAX;
-
 /// Level 0 spans at most `2^BASE_SPAN_BITS` cells of the scene's extent, so that tiny or
 /// zero-sized boxes in a large scene never exceed the grid's integer range.
 const BASE_SPAN_BITS: i32 = 26;
@@ -376,35 +373,44 @@ impl<T: Real, const D: usize> BroadPhase<T, D> {
         fill_ladder(&mut self.ladder, base_cell, factor, survey.largest_edge);
         let ladder = &self.ladder;
 
-        // Exponents per box, then the boxes grouped by exponent (stable: ascending indices).
+        // Exponents per box, and the largest size of each exponent's boxes, in one pass; then
+        // the boxes grouped by exponent (stable: ascending indices). A finite box's exponent
+        // is below the ladder's length (the ladder's last cell covers the largest box), so
+        // the ladder's length is the key of the huge list.
+        let huge_key = ladder.len() as u32;
         self.exponents.resize(n, 0);
-        self.exponents
+        let largest = self
+            .exponents
             .par_chunks_mut(COPY_CHUNK)
             .enumerate()
-            .for_each(|(chunk, out)| {
-                for (k, e) in out.iter_mut().enumerate() {
-                    let index = chunk * COPY_CHUNK + k;
-                    let edge = objects.size(index);
-                    *e = if !objects.is_finite(index)
-                        || (edge > 0.0 && edge >= huge_edge && survey.finite > 1)
-                    {
-                        HUGE
-                    } else {
-                        exponent_of(edge, ladder)
-                    };
-                }
-            });
-        let top = self
-            .exponents
-            .par_iter()
-            .filter(|&&e| e != HUGE)
-            .max()
-            .copied()
-            .unwrap_or(0);
-        let huge_key = top + 1;
-        self.exponents
-            .par_iter_mut()
-            .for_each(|e| *e = if *e == HUGE { huge_key } else { *e });
+            .fold(
+                || vec![0.0f64; ladder.len()],
+                |mut largest, (chunk, out)| {
+                    for (k, e) in out.iter_mut().enumerate() {
+                        let index = chunk * COPY_CHUNK + k;
+                        let edge = objects.size(index);
+                        *e = if !objects.is_finite(index)
+                            || (edge > 0.0 && edge >= huge_edge && survey.finite > 1)
+                        {
+                            huge_key
+                        } else {
+                            let exponent = exponent_of(edge, ladder);
+                            debug_assert!(exponent < huge_key, "a finite box past the ladder");
+                            let kept = &mut largest[exponent as usize];
+                            *kept = kept.max(edge);
+                            exponent
+                        };
+                    }
+                    largest
+                },
+            )
+            .reduce(
+                || vec![0.0f64; ladder.len()],
+                |mut a, b| {
+                    a.iter_mut().zip(&b).for_each(|(a, &b)| *a = a.max(b));
+                    a
+                },
+            );
         counting_sort(
             &self.exponents,
             huge_key as usize + 1,
@@ -445,7 +451,7 @@ impl<T: Real, const D: usize> BroadPhase<T, D> {
                 objects,
                 filters,
                 &self.members[s..e],
-                cell,
+                (cell, largest[exponent as usize]),
                 floor,
                 self.kernel,
             )?;
@@ -468,40 +474,65 @@ fn placeholder_table<const D: usize>() -> CellTable<D> {
     }
 }
 
-/// Copies boxes (all, or those named by `order`) into minimum and maximum columns.
+/// A level's sorted members, for [`fill_columns`]: the members (caller indices), the sort's
+/// order over them (place in the level's order -> position among the members), and the
+/// level's order to write (place -> caller index), as long as the sort's.
+type SortedMembers<'a> = (&'a [u32], &'a [u32], &'a mut [u32]);
+
+/// Copies boxes into minimum and maximum columns: all of them in caller order (`None`), or
+/// a level's members in the level's order, writing each one's caller index into the level's
+/// order in the same pass (the order and the columns are one parallel gather, not a serial
+/// pass and a parallel one).
 fn fill_columns<T: Real, const D: usize, O: Objects<T, D> + ?Sized>(
     objects: &O,
-    order: Option<&[u32]>,
+    sorted: Option<SortedMembers<'_>>,
     min: &mut PointColumns<T, D>,
     max: &mut PointColumns<T, D>,
 ) {
-    let n = order.map_or(objects.count(), <[u32]>::len);
+    let n = sorted
+        .as_ref()
+        .map_or(objects.count(), |(_, local, _)| local.len());
     min.set_len(n);
     max.set_len(n);
-    par_chunks((min.columns_mut(), max.columns_mut()), COPY_CHUNK, &|base,
-                                                                     (
-        min,
-        max,
-    )| {
-        for k in 0..min[0].len() {
-            let i = order.map_or(base + k, |o| o[base + k] as usize);
-            let (lo, hi) = objects.columns(i);
-            for axis in 0..D {
-                min[axis][k] = lo[axis];
-                max[axis][k] = hi[axis];
-            }
+    let columns = (min.columns_mut(), max.columns_mut());
+    let copy = |(min, max): &mut ([&mut [T]; D], [&mut [T]; D]), k: usize, i: usize| {
+        let (lo, hi) = objects.columns(i);
+        for axis in 0..D {
+            min[axis][k] = lo[axis];
+            max[axis][k] = hi[axis];
         }
-    });
+    };
+    match sorted {
+        None => par_chunks(columns, COPY_CHUNK, &|base, mut columns| {
+            for k in 0..columns.0[0].len() {
+                copy(&mut columns, k, base + k);
+            }
+        }),
+        Some((members, local, order)) => {
+            debug_assert_eq!(order.len(), local.len(), "an order per sorted member");
+            par_chunks((columns, ([order], local)), COPY_CHUNK, &|_,
+                                                                  (
+                mut columns,
+                ([order], local),
+            )| {
+                for (k, &position) in local.iter().enumerate() {
+                    let i = members[position as usize];
+                    order[k] = i;
+                    copy(&mut columns, k, i as usize);
+                }
+            });
+        }
+    }
 }
 
 /// Builds one level over the boxes `members` (caller indices, ascending) with cells of edge at
-/// most `cell`.
+/// most `cell`, `largest` the largest size among the members.
 fn build_level<T: Real, const D: usize, O: Objects<T, D> + ?Sized>(
     level: &mut Level<T, D>,
     objects: &O,
     filters: Option<&[Filter]>,
     members: &[u32],
-    cell: f64,
+    (cell, largest): (f64, f64),
     floor: f64,
     kernel: crate::geometry::Kernel,
 ) -> Result<(), Error> {
@@ -509,10 +540,6 @@ fn build_level<T: Real, const D: usize, O: Objects<T, D> + ?Sized>(
     // The level's cell shrinks to its largest member (never below the floor that bounds the
     // span): every member still fits, and every box of a finer level is smaller than every
     // box of this one, so the neighbourhood arguments hold with fewer candidates per cell.
-    let largest = members
-        .par_iter()
-        .map(|&i| objects.size(i as usize))
-        .reduce(|| 0.0, f64::max);
     let fitted = largest * (1.0 + CELL_MARGIN);
     let cell = if fitted > 0.0 && fitted < cell {
         fitted.max(floor)
@@ -558,14 +585,12 @@ fn build_level<T: Real, const D: usize, O: Objects<T, D> + ?Sized>(
         &mut level.local_order,
         &mut level.sort_scratch,
     );
-    level.order.clear();
-    level
-        .order
-        .extend(level.local_order.iter().map(|&k| members[k as usize]));
     level.order.resize(m + LANES, 0);
+    let (order, padding) = level.order.split_at_mut(m);
+    padding.fill(0);
     fill_columns(
         objects,
-        Some(&level.order[..m]),
+        Some((members, &level.local_order, order)),
         &mut level.min,
         &mut level.max,
     );
