@@ -188,8 +188,8 @@ struct UnitBuffer<T> {
     runs: Vec<(u32, u32)>,
     /// The other half of the radix sort of `runs`.
     runs_scratch: Vec<(u32, u32)>,
-    /// Where each list of such a unit starts among its entries as gathered, by its place in
-    /// list order.
+    /// For such a unit's `count` lists, by their place in list order: where each starts
+    /// among the entries as gathered (`..count`), then its length (`count..`).
     list_starts: Vec<u32>,
     /// How such a unit's entries, gathered out of list order, go into list order as they are
     /// copied to their place (empty when `entries` holds the lists in list order).

@@ -47,7 +47,7 @@ const GROWTH_SLACK_SHIFT: u32 = 4;
 const STREAM_MIN_BYTES: usize = 32 << 20;
 
 /// Entries of the staging block through which lists gathered out of list order go out
-/// around the cache (see [`Destination::copy_pieces_out`]): 4 or 8 KiB, in the first-level
+/// around the cache (see [`Destination::copy_lists_out`]): 4 or 8 KiB, in the first-level
 /// cache.
 const STAGING_ENTRIES: usize = 1024;
 
@@ -204,20 +204,25 @@ impl<T: Real> Destination<'_, T> {
         }
     }
 
-    /// Copies a unit's entries (or distances) `from`, gathered out of list order, into list
-    /// order at `to`, piece by piece (`pieces` ascend by their place in `to` and tile it).
-    /// Around the cache (as [`Destination::copy_out`] decides) the pieces are first put
+    /// Copies a unit's entries (or distances) `from` into list order at `to`: whole when
+    /// `pieces` is empty (they are in list order), else piece by piece (`pieces` ascend by
+    /// their place in `to` and tile it). Around the cache (as [`Destination::copy_out`]
+    /// decides) the pieces are first put
     /// together in a small staging block, which goes out whole: stream stores of every small
     /// piece by itself would leave partly written cache lines at both of its ends and fence
     /// after each, which made `drift` at 1M slower than the copy through a buffer of the
     /// unit's size that this replaced.
-    fn copy_pieces_out<V: bytemuck::Pod>(
+    fn copy_lists_out<V: bytemuck::Pod>(
         &self,
         first: usize,
         from: &[V],
         pieces: &[Piece],
         to: &mut [MaybeUninit<V>],
     ) {
+        if pieces.is_empty() {
+            self.copy_out(first, &from[..to.len()], to);
+            return;
+        }
         if !(self.streaming || (cfg!(debug_assertions) && first % 2 == 1)) {
             for piece in pieces {
                 let (at, len) = (piece.from as usize, piece.len as usize);
@@ -256,24 +261,13 @@ impl<T: Real> Destination<'_, T> {
     unsafe fn place(&self, buffer: &UnitBuffer<T>, first: usize, start: usize) {
         debug_assert!(self.base <= start && start + buffer.filled <= self.room);
         let at = start - self.base;
-        if buffer.pieces.is_empty() {
-            // SAFETY: the caller guarantees the range is in the reserved room and this task's.
-            let to = unsafe { self.indices.range_mut(at, buffer.filled) };
-            self.copy_out(first, &buffer.entries[..buffer.filled], to);
-            if let Some(distances) = &self.distances {
-                // SAFETY: as above; the distances share the indices' layout.
-                let to = unsafe { distances.range_mut(at, buffer.filled) };
-                self.copy_out(first, &buffer.distances[..buffer.filled], to);
-            }
-        } else {
-            // SAFETY: as above.
-            let to = unsafe { self.indices.range_mut(at, buffer.filled) };
-            self.copy_pieces_out(first, &buffer.entries, &buffer.pieces, to);
-            if let Some(distances) = &self.distances {
-                // SAFETY: as above; the distances share the indices' layout.
-                let to = unsafe { distances.range_mut(at, buffer.filled) };
-                self.copy_pieces_out(first, &buffer.distances, &buffer.pieces, to);
-            }
+        // SAFETY: the caller guarantees the range is in the reserved room and this task's.
+        let to = unsafe { self.indices.range_mut(at, buffer.filled) };
+        self.copy_lists_out(first, &buffer.entries, &buffer.pieces, to);
+        if let Some(distances) = &self.distances {
+            // SAFETY: as above; the distances share the indices' layout.
+            let to = unsafe { distances.range_mut(at, buffer.filled) };
+            self.copy_lists_out(first, &buffer.distances, &buffer.pieces, to);
         }
         let mut offset = start;
         for (k, &len) in buffer.lens.iter().enumerate() {
